@@ -1,0 +1,17 @@
+#ifndef NNCC_PASSES_PIPELINES_H
+#define NNCC_PASSES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace nncc {
+
+/// Canonicalization and constant folding of the nn dialect: shape
+/// computations fold away, shape-like operands become attributes.
+void buildNNSimplifyPipeline(mlir::OpPassManager &pm);
+
+/// Registers nncc's pipelines with the pass registry (for nncc-opt).
+void registerNNCCPipelines();
+
+} // namespace nncc
+
+#endif // NNCC_PASSES_PIPELINES_H

@@ -1,0 +1,18 @@
+/// nncc-opt: runs any nncc or upstream pass on textual IR, for lit tests.
+#include "dialects/NN/NNDialect.h"
+#include "passes/Pipelines.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  nncc::registerNNCCPipelines();
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  registry.insert<nncc::nn::NNDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "nncc optimizer driver\n", registry));
+}
