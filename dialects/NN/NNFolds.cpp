@@ -6,7 +6,10 @@
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/APSInt.h"
+#include "llvm/Support/MathExtras.h"
 #include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace nncc::nn;
@@ -162,6 +165,9 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   auto toInt = dyn_cast<IntegerType>(to);
   auto toFloat = dyn_cast<FloatType>(to);
   auto outType = resultType(*this);
+  // A constant has a static type; a dynamic result cannot take it.
+  if (!outType.hasStaticShape())
+    return {};
   if (isa<IntegerType>(from) && toInt) {
     bool fromUnsigned = cast<IntegerType>(from).isUnsigned() || from.isInteger(1);
     return input.mapValues(to, [&](const APInt &v) {
@@ -278,7 +284,8 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   auto lhs = asDense(adaptor.getLhs()), rhs = asDense(adaptor.getRhs());
   cond = asDense(adaptor.getCondition());
   auto outType = resultType(*this);
-  if (!cond || !lhs || !rhs || !outType.hasStaticShape())
+  if (!cond || !lhs || !rhs || !outType.hasStaticShape() ||
+      outType.getNumElements() > kMaxFoldElements)
     return {};
   auto cMap = broadcastIndexMap(cond.getType().getShape(), outType.getShape());
   auto lMap = broadcastIndexMap(lhs.getType().getShape(), outType.getShape());
@@ -321,7 +328,10 @@ OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor) {
   auto type = resultType(*this);
   if (getShape() || !type.hasStaticShape())
     return {};
-  auto value = cast<DenseElementsAttr>(getValue());
+  // Only dense values can be read here (not dense_resource blobs).
+  auto value = dyn_cast<DenseElementsAttr>(getValue());
+  if (!value)
+    return {};
   return DenseElementsAttr::get(type, value.getValues<Attribute>()[0]);
 }
 
@@ -389,8 +399,12 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
     return {};
   auto inType = cast<RankedTensorType>(getInput().getType());
   auto outType = resultType(*this);
-  if (inType == outType && llvm::all_of(*getSteps(), [](int64_t s) { return s == 1; }) &&
-      llvm::all_of(*getStarts(), [](int64_t s) { return s == 0; }))
+  // The whole input, which only a static shape can prove (an end of 5 on a
+  // dynamic dim may cut it).
+  if (inType == outType && inType.hasStaticShape() &&
+      llvm::all_of(*getSteps(), [](int64_t s) { return s == 1; }) &&
+      llvm::all_of(*getStarts(), [](int64_t s) { return s == 0; }) &&
+      *getEnds() == inType.getShape())
     return getInput();
   auto input = asDense(adaptor.getInput());
   if (!input || !outType.hasStaticShape())
@@ -414,7 +428,8 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   auto input = asDense(adaptor.getInput());
   auto indices = intValues(adaptor.getIndices());
   auto outType = resultType(*this);
-  if (!input || !indices || !outType.hasStaticShape())
+  if (!input || !indices || !outType.hasStaticShape() ||
+      outType.getNumElements() > kMaxFoldElements)
     return {};
   auto inShape = input.getType().getShape();
   int64_t axis = *normalizeAxis(getAxis(), inShape.size());
@@ -445,8 +460,21 @@ OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
     return {};
   Type elem = start.getElementType();
   int64_t n = outType.getShape()[0];
+  if (n > kMaxFoldElements)
+    return {};
   if (isa<IntegerType>(elem)) {
     APInt s = start.getSplatValue<APInt>(), d = delta.getSplatValue<APInt>();
+    APInt l = limit.getSplatValue<APInt>();
+    // ONNX: max(ceil((limit - start) / delta), 0) elements. Fold only when the
+    // result type agrees.
+    if (d.isZero())
+      return {};
+    int64_t span, step = d.getSExtValue();
+    if (llvm::SubOverflow(l.getSExtValue(), s.getSExtValue(), span))
+      return {};
+    int64_t count = span / step + (span % step != 0 && (span < 0) == (step < 0));
+    if (std::max<int64_t>(count, 0) != n)
+      return {};
     SmallVector<APInt> out;
     for (int64_t i = 0; i < n; ++i)
       out.push_back(s + d * APInt(s.getBitWidth(), i));
@@ -455,6 +483,9 @@ OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
   if (isa<FloatType>(elem)) {
     double s = start.getSplatValue<APFloat>().convertToDouble();
     double d = delta.getSplatValue<APFloat>().convertToDouble();
+    double l = limit.getSplatValue<APFloat>().convertToDouble();
+    if (d == 0 || std::max<double>(std::ceil((l - s) / d), 0) != (double)n)
+      return {};
     SmallVector<APFloat> out;
     for (int64_t i = 0; i < n; ++i) {
       APFloat v(s + i * d);

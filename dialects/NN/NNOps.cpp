@@ -21,6 +21,20 @@ bool dimsCompatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
 
+/// Checks that `values` share one element type, and that `output` has it too
+/// unless it is a comparison's i1. Folders rely on this: they combine the
+/// operands' values and build the result from them.
+LogicalResult verifySameElementType(Operation *op, ValueRange values, Value output,
+                                    bool boolResult) {
+  Type elementType = getElementTypeOrSelf(values.front());
+  for (Value v : values)
+    if (getElementTypeOrSelf(v) != elementType)
+      return op->emitOpError("operands must have the same element type");
+  if (!boolResult && getElementTypeOrSelf(output) != elementType)
+    return op->emitOpError("result element type must be the operands'");
+  return success();
+}
+
 /// Checks that `output` is the broadcast of `inputs`.
 LogicalResult verifyBroadcast(Operation *op, ValueRange inputs, Value output) {
   SmallVector<ArrayRef<int64_t>> shapes;
@@ -94,26 +108,29 @@ LogicalResult ClipOp::verify() {
   return success();
 }
 
-#define NN_VERIFY_BINARY(OP)                                                   \
+#define NN_VERIFY_BINARY(OP, BOOL_RESULT)                                      \
   LogicalResult OP::verify() {                                                 \
+    if (failed(verifySameElementType(*this, {getLhs(), getRhs()}, getOutput(), \
+                                     BOOL_RESULT)))                            \
+      return failure();                                                        \
     return verifyBroadcast(*this, getOperands(), getOutput());                 \
   }
-NN_VERIFY_BINARY(AddOp)
-NN_VERIFY_BINARY(SubOp)
-NN_VERIFY_BINARY(MulOp)
-NN_VERIFY_BINARY(DivOp)
-NN_VERIFY_BINARY(PowOp)
-NN_VERIFY_BINARY(MinOp)
-NN_VERIFY_BINARY(MaxOp)
-NN_VERIFY_BINARY(PReluOp)
-NN_VERIFY_BINARY(AndOp)
-NN_VERIFY_BINARY(OrOp)
-NN_VERIFY_BINARY(EqualOp)
-NN_VERIFY_BINARY(GreaterOp)
-NN_VERIFY_BINARY(LessOp)
-NN_VERIFY_BINARY(GreaterEqualOp)
-NN_VERIFY_BINARY(LessEqualOp)
-NN_VERIFY_BINARY(WhereOp)
+NN_VERIFY_BINARY(AddOp, false)
+NN_VERIFY_BINARY(SubOp, false)
+NN_VERIFY_BINARY(MulOp, false)
+NN_VERIFY_BINARY(DivOp, false)
+NN_VERIFY_BINARY(PowOp, false)
+NN_VERIFY_BINARY(MinOp, false)
+NN_VERIFY_BINARY(MaxOp, false)
+NN_VERIFY_BINARY(PReluOp, false)
+NN_VERIFY_BINARY(AndOp, false)
+NN_VERIFY_BINARY(OrOp, false)
+NN_VERIFY_BINARY(EqualOp, true)
+NN_VERIFY_BINARY(GreaterOp, true)
+NN_VERIFY_BINARY(LessOp, true)
+NN_VERIFY_BINARY(GreaterEqualOp, true)
+NN_VERIFY_BINARY(LessEqualOp, true)
+NN_VERIFY_BINARY(WhereOp, false)
 #undef NN_VERIFY_BINARY
 
 LogicalResult MatMulOp::verify() {
@@ -146,13 +163,15 @@ LogicalResult ConvOp::verify() {
   auto in = tensorType(getInput()), w = tensorType(getWeight());
   if (in.getRank() < 3 || in.getRank() != w.getRank())
     return emitOpError("input and weight must have the same rank >= 3");
-  if (getGroup() < 1)
+  // I64Attr getters return uint64_t: read the group as signed.
+  int64_t group = (int64_t)getGroup();
+  if (group < 1)
     return emitOpError("group must be positive");
   int64_t channels = in.getShape()[1], wChannels = w.getShape()[1];
   if (!ShapedType::isDynamic(channels) && !ShapedType::isDynamic(wChannels) &&
-      channels != wChannels * getGroup())
+      channels != wChannels * group)
     return emitOpError("input channels ") << channels << " != weight channels "
-                                          << wChannels << " x group " << getGroup();
+                                          << wChannels << " x group " << group;
   return verifyWindow(*this, in.getRank() - 2, getStrides(), getPads(), getDilations());
 }
 
@@ -160,7 +179,7 @@ LogicalResult ConvTransposeOp::verify() {
   auto in = tensorType(getInput()), w = tensorType(getWeight());
   if (in.getRank() < 3 || in.getRank() != w.getRank())
     return emitOpError("input and weight must have the same rank >= 3");
-  if (getGroup() < 1)
+  if ((int64_t)getGroup() < 1)
     return emitOpError("group must be positive");
   if ((int64_t)getOutputPadding().size() != in.getRank() - 2)
     return emitOpError("expects one output_padding per spatial axis");
@@ -320,11 +339,26 @@ LogicalResult TileOp::verify() {
   return verifyShapedByResult(*this, getRepeats(), "repeats");
 }
 
+/// Squeeze and unsqueeze keep the element count (canonicalization turns them
+/// into reshapes, whose verifier insists on it).
+static LogicalResult verifySameElementCount(Operation *op, Value input, Value output) {
+  auto in = tensorType(input), out = tensorType(output);
+  if (in.hasStaticShape() && out.hasStaticShape() &&
+      in.getNumElements() != out.getNumElements())
+    return op->emitOpError("changes the element count from ")
+           << in.getNumElements() << " to " << out.getNumElements();
+  return success();
+}
+
 LogicalResult SqueezeOp::verify() {
+  if (failed(verifySameElementCount(*this, getInput(), getOutput())))
+    return failure();
   return verifyShapedByResult(*this, getAxes(), "axes");
 }
 
 LogicalResult UnsqueezeOp::verify() {
+  if (failed(verifySameElementCount(*this, getInput(), getOutput())))
+    return failure();
   return verifyShapedByResult(*this, getAxes(), "axes");
 }
 
@@ -422,9 +456,33 @@ LogicalResult SliceOp::verify() {
   if ((int64_t)getStarts()->size() != rank || (int64_t)getEnds()->size() != rank ||
       (int64_t)getSteps()->size() != rank)
     return emitOpError("starts, ends and steps need one entry per axis");
-  for (int64_t s : *getSteps())
+  // Copy the ArrayRef out of the optional: ranging over `*getSteps()` would
+  // bind to a destroyed temporary.
+  ArrayRef<int64_t> starts = *getStarts(), ends = *getEnds(), steps = *getSteps();
+  for (int64_t s : steps)
     if (s == 0)
       return emitOpError("steps must be non-zero");
+  // Where the input dim is static the attributes are clamped to it (as
+  // resolveSlice does) and decide the result dim: folders index the input
+  // with them.
+  auto inShape = tensorType(getInput()).getShape();
+  auto outType = tensorType(getOutput());
+  if (outType.getRank() != rank)
+    return emitOpError("result rank must equal the input rank");
+  SliceParams params{SmallVector<int64_t>(starts), SmallVector<int64_t>(ends),
+                     SmallVector<int64_t>(steps)};
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = inShape[d];
+    if (ShapedType::isDynamic(dim))
+      continue;
+    int64_t hi = steps[d] > 0 ? dim : std::max<int64_t>(dim - 1, 0);
+    int64_t endLo = steps[d] > 0 ? 0 : -1;
+    if (starts[d] < 0 || starts[d] > hi || ends[d] < endLo || ends[d] > hi)
+      return emitOpError("start and end of axis ") << d << " are not clamped to its size " << dim;
+    int64_t size = dim == 0 ? 0 : params.size(d);
+    if (!outType.isDynamicDim(d) && outType.getDimSize(d) != size)
+      return emitOpError("result dim ") << d << " should be " << size;
+  }
   return success();
 }
 
@@ -435,6 +493,16 @@ LogicalResult GatherOp::verify() {
   int64_t expected = rank - 1 + tensorType(getIndices()).getRank();
   if (tensorType(getOutput()).getRank() != expected)
     return emitOpError("result rank should be ") << expected;
+  // The result shape is input[:axis] + indices + input[axis+1:].
+  int64_t axis = *normalizeAxis(getAxis(), rank);
+  auto inShape = tensorType(getInput()).getShape();
+  SmallVector<int64_t> want(inShape.begin(), inShape.begin() + axis);
+  llvm::append_range(want, tensorType(getIndices()).getShape());
+  want.append(inShape.begin() + axis + 1, inShape.end());
+  auto outShape = tensorType(getOutput()).getShape();
+  for (int64_t i = 0; i < expected; ++i)
+    if (!dimsCompatible(want[i], outShape[i]))
+      return emitOpError("result dim ") << i << " should be " << want[i];
   return success();
 }
 
@@ -474,9 +542,12 @@ LogicalResult ResizeOp::verify() {
 }
 
 LogicalResult RangeOp::verify() {
-  for (Value v : {getStart(), getLimit(), getDelta()})
+  for (Value v : {getStart(), getLimit(), getDelta()}) {
     if (tensorType(v).getRank() != 0)
       return emitOpError("start, limit and delta must be 0-d tensors");
+    if (getElementTypeOrSelf(v) != getElementTypeOrSelf(getOutput()))
+      return emitOpError("start, limit and delta must have the result's element type");
+  }
   if (tensorType(getOutput()).getRank() != 1)
     return emitOpError("result must be 1-d");
   return success();

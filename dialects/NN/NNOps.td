@@ -373,6 +373,13 @@ def NN_SliceOp : NN_Op<"slice", "Injective", [AttrSizedOperandSegments]> {
                        OptionalAttr<DenseI64ArrayAttr>:$ends,
                        OptionalAttr<DenseI64ArrayAttr>:$steps);
   let results = (outs NN_Tensor:$output);
+  // The optional operands are named: the generic `operands` form cannot tell
+  // which of them are present when it is parsed back.
+  let assemblyFormat = [{
+    $input (`starts` $starts_tensor^)? (`ends` $ends_tensor^)?
+    (`axes` $axes_tensor^)? (`steps` $steps_tensor^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
   let hasFolder = 1;
@@ -399,6 +406,11 @@ def NN_PadOp : NN_Op<"pad", "Injective", [AttrSizedOperandSegments]> {
                        Optional<NN_Tensor>:$value,
                        OptionalAttr<DenseI64ArrayAttr>:$pads, StrAttr:$mode);
   let results = (outs NN_Tensor:$output);
+  // Named optional operands, as for nn.slice.
+  let assemblyFormat = [{
+    $input (`pads` $pads_tensor^)? (`value` $value^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 }

@@ -71,6 +71,11 @@ llvm::Expected<SliceParams> resolveSlice(llvm::ArrayRef<int64_t> shape,
     return error("axes and starts differ in length");
   if (!steps.empty() && steps.size() != starts.size())
     return error("steps and starts differ in length");
+  // Every dim must be known: unsliced axes take [0, dim) and sliced ones are
+  // clamped to dim.
+  for (int64_t dim : shape)
+    if (mlir::ShapedType::isDynamic(dim))
+      return error("slice of a tensor with a dynamic dimension");
   SliceParams p;
   p.starts.assign(rank, 0);
   p.ends.assign(shape.begin(), shape.end());
@@ -86,14 +91,15 @@ llvm::Expected<SliceParams> resolveSlice(llvm::ArrayRef<int64_t> shape,
       return error("slice axis " + llvm::Twine(axis) + " is repeated");
     seen[axis] = true;
     int64_t dim = shape[axis];
-    if (mlir::ShapedType::isDynamic(dim))
-      return error("slice of a dynamic dimension");
     int64_t step = steps.empty() ? 1 : steps[i];
     if (step == 0)
       return error("slice step is 0");
     auto wrap = [dim](int64_t v) { return v < 0 ? v + dim : v; };
     int64_t start = wrap(starts[i]), end = wrap(ends[i]);
-    if (step > 0) {
+    if (dim == 0) {
+      // Nothing to take (and [0, dim - 1] would be an empty clamp range).
+      start = end = 0;
+    } else if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
     } else {

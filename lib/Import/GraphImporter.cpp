@@ -1,0 +1,146 @@
+#include "lib/Import/GraphImporter.h"
+
+#include "lib/Import/NodeContext.h"
+#include "lib/Import/TensorConversion.h"
+
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace nncc::import {
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, size_t index,
+                                        OpBuilder &builder) {
+  std::string name = node.name().empty()
+                         ? llvm::formatv("{0}_{1}", node.op_type(), index).str()
+                         : node.name();
+  Location loc = NameLoc::get(builder.getStringAttr(name));
+  NodeContext ctx(*this, node, index, builder, loc, model_.opset);
+  for (int i = 0; i < node.input_size(); ++i)
+    if (!node.input(i).empty() && !lookup(node.input(i)))
+      return ctx.error("input '" + node.input(i) + "' is not produced by any earlier node");
+  NodeHandler handler = HandlerRegistry::instance().lookup(node.op_type(), model_.opset);
+  SmallVector<Value> outputs;
+  if (failed(handler(ctx, outputs)))
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty())
+      continue;
+    if ((size_t)i >= outputs.size() || !outputs[i])
+      return ctx.error("output '" + node.output(i) + "' is not supported");
+    values_[node.output(i)] = outputs[i];
+  }
+  return success();
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run(const ImportOptions &options) {
+  const onnx::GraphProto &graph = model_.proto.graph();
+  for (const auto &info : graph.input())
+    types_[info.name()] = &info.type();
+  for (const auto &info : graph.value_info())
+    types_[info.name()] = &info.type();
+  for (const auto &info : graph.output())
+    types_[info.name()] = &info.type();
+
+  OpBuilder builder(&context_);
+  Location fileLoc = FileLineColLoc::get(&context_, displayName_, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+
+  llvm::StringSet<> initializerNames;
+  for (const auto &init : graph.initializer())
+    initializerNames.insert(init.name());
+
+  // Graph inputs that are not initializers (IR 3 lists both) are the arguments.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const auto &info : graph.input()) {
+    if (initializerNames.contains(info.name()))
+      continue;
+    auto type = convertTensorType(info.type(), &context_);
+    if (!type) {
+      addError("graph input '" + info.name() + "' " + llvm::toString(type.takeError()));
+      continue;
+    }
+    argTypes.push_back(*type);
+    argNames.push_back(info.name());
+  }
+  if (!errors_.empty())
+    return takeErrors();
+
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder, fileLoc, options.entryName,
+                                   builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    func.setArgAttr(i, "nn.name", builder.getStringAttr(name));
+    values_[name] = body->getArgument(i);
+  }
+  builder.setInsertionPointToStart(body);
+
+  for (const auto &init : graph.initializer()) {
+    auto value = convertTensor(init, model_.baseDir, &context_);
+    if (!value) {
+      addError(llvm::toString(value.takeError()));
+      continue;
+    }
+    values_[init.name()] =
+        nn::ConstantOp::create(builder, NameLoc::get(builder.getStringAttr(init.name())), *value);
+  }
+  if (!errors_.empty())
+    return takeErrors();
+
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index, builder)))
+      return takeErrors();
+
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (const auto &output : graph.output()) {
+    Value value = lookup(output.name());
+    if (!value) {
+      addError("graph output '" + output.name() + "' is not produced by any node");
+      continue;
+    }
+    results.push_back(value);
+    resultTypes.push_back(value.getType());
+  }
+  if (!errors_.empty())
+    return takeErrors();
+  func::ReturnOp::create(builder, fileLoc, results);
+  func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "nn.name", builder.getStringAttr(output.name()));
+
+  // Verification failures here are importer or shape-inference disagreements;
+  // report them with the node name the location carries.
+  {
+    ScopedDiagnosticHandler handler(&context_, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << diag.getLocation() << ": " << diag;
+        addError(text);
+      }
+      return success();
+    });
+    if (failed(verify(*module)))
+      return takeErrors();
+  }
+  return module;
+}
+
+llvm::Error GraphImporter::takeErrors() {
+  std::string message = displayName_ + ": ";
+  for (size_t i = 0; i < errors_.size(); ++i)
+    message += (i ? "\n" : "") + errors_[i];
+  errors_.clear();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+} // namespace nncc::import

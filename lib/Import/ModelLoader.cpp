@@ -1,0 +1,150 @@
+/// Parsing and preparation of ONNX models with libonnx: structural checks,
+/// the checker, the version converter and shape inference. libonnx reports
+/// problems with exceptions; they are caught here and become llvm::Errors.
+#include "lib/Import/ModelLoader.h"
+
+#include "lib/Import/NodeContext.h"
+
+#include "onnx/checker.h"
+#include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+namespace nncc::import {
+namespace {
+
+llvm::Error fail(llvm::StringRef file, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 llvm::Twine(file) + ": " + message);
+}
+
+int defaultDomainOpset(const onnx::ModelProto &model) {
+  for (const auto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      return static_cast<int>(opset.version());
+  return 0;
+}
+
+void setDefaultDomainOpset(onnx::ModelProto &model, int version) {
+  for (auto &opset : *model.mutable_opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      opset.set_version(version);
+}
+
+/// Applies `--shape NAME:dims` to the graph inputs before shape inference.
+llvm::Error applyInputShapes(onnx::ModelProto &model, llvm::StringRef file,
+                             const ImportOptions &options) {
+  for (const auto &[name, dims] : options.inputShapes) {
+    onnx::ValueInfoProto *input = nullptr;
+    for (auto &candidate : *model.mutable_graph()->mutable_input())
+      if (candidate.name() == name)
+        input = &candidate;
+    if (!input)
+      return fail(file, "--shape names '" + name + "', which is not a graph input");
+    auto *tensorType = input->mutable_type()->mutable_tensor_type();
+    if (tensorType->has_shape() && tensorType->shape().dim_size() != (int)dims.size())
+      return fail(file, llvm::formatv("--shape gives {0} dims for input '{1}' of rank {2}",
+                                      dims.size(), name, tensorType->shape().dim_size()));
+    auto *shape = tensorType->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : dims)
+      shape->add_dim()->set_dim_value(d);
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef displayName,
+                                      llvm::StringRef baseDir, const ImportOptions &options) {
+  LoadedModel loaded;
+  loaded.baseDir = baseDir.str();
+  if (bytes.empty())
+    return fail(displayName, "the file is empty, not an ONNX model");
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(bytes.data()), static_cast<int>(bytes.size()));
+  stream.SetTotalBytesLimit(INT32_MAX);
+  if (!loaded.proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+    return fail(displayName, "cannot be parsed as an ONNX model (not an ONNX protobuf "
+                             "file, or truncated)");
+  onnx::ModelProto &model = loaded.proto;
+  // Protobuf accepts many byte strings as a message with unknown fields, so
+  // check that this one looks like a model.
+  if (model.ir_version() <= 0 || !model.has_graph())
+    return fail(displayName, "is not an ONNX model (no IR version or no graph)");
+  if (model.ir_version() < 3 || model.ir_version() > 10)
+    return fail(displayName, llvm::formatv("has ONNX IR version {0}; nncc reads IR versions "
+                                           "3 to 10",
+                                           model.ir_version()));
+  loaded.originalOpset = loaded.opset = defaultDomainOpset(model);
+  if (loaded.opset <= 0)
+    return fail(displayName, "imports no version of the default ONNX operator set");
+  if (loaded.opset > kMaxOpset)
+    return fail(displayName, llvm::formatv("uses opset {0}; nncc reads opsets 1 to {1}",
+                                           loaded.opset, kMaxOpset));
+
+  // Unsupported ops are listed all at once, before the checker stops at the
+  // first op it does not know.
+  if (auto err = checkOpsSupported(model.graph(), std::max(loaded.opset, kMinHandlerOpset),
+                                   loaded.opset, displayName))
+    return std::move(err);
+
+  try {
+    if (loaded.opset <= kMaxOnnxLibOpset) {
+      // The checker resolves external data relative to the model's folder only
+      // when given a path; from bytes, it checks the graph alone.
+      onnx::checker::check_model(model);
+    }
+  } catch (const std::exception &e) {
+    return fail(displayName, llvm::Twine("is not a valid ONNX model: ") + e.what());
+  }
+
+  if (auto err = applyInputShapes(model, displayName, options))
+    return std::move(err);
+
+  // Strict inference reports shape contradictions by node; for opsets newer
+  // than libonnx knows, inference is best effort and the importer fills in.
+  // It runs before the version converter too, whose adapters need shapes.
+  bool known = loaded.opset <= kMaxOnnxLibOpset;
+  auto inferShapes = [&]() -> llvm::Error {
+    try {
+      // Old exporters wrote types their opset did not allow yet (int64
+      // Constants at opset 6), so types are checked only once upgraded.
+      bool checkTypes = known && loaded.opset >= kMinHandlerOpset;
+      onnx::ShapeInferenceOptions inferOptions(/*check_type=*/checkTypes,
+                                               /*strict_mode=*/known ? 1 : 0,
+                                               /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                         inferOptions);
+    } catch (const std::exception &e) {
+      return fail(displayName, llvm::Twine("shape inference failed: ") + e.what());
+    }
+    return llvm::Error::success();
+  };
+  if (auto err = inferShapes())
+    return std::move(err);
+
+  if (loaded.opset < kMinHandlerOpset) {
+    try {
+      model = onnx::version_conversion::ConvertVersion(model, kMinHandlerOpset);
+    } catch (const std::exception &e) {
+      return fail(displayName, llvm::formatv("cannot be upgraded from opset {0} to {1}: {2}",
+                                             loaded.opset, kMinHandlerOpset, e.what()));
+    }
+    // The converter may add initializers without listing them as inputs, which
+    // IR 3 forbids; opset 13 needs IR 7 anyway.
+    if (model.ir_version() < 7)
+      model.set_ir_version(7);
+    loaded.opset = kMinHandlerOpset;
+    setDefaultDomainOpset(model, kMinHandlerOpset);
+    if (auto err = inferShapes())
+      return std::move(err);
+  }
+  return loaded;
+}
+
+} // namespace nncc::import

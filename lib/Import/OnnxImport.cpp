@@ -1,0 +1,60 @@
+#include "lib/Import/OnnxImport.h"
+
+#include "lib/Import/GraphImporter.h"
+#include "lib/Import/ModelLoader.h"
+
+#include "dialects/NN/NNDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace nncc {
+
+void loadImportDialects(mlir::MLIRContext &context) {
+  context.loadDialect<nn::NNDialect, mlir::func::FuncDialect>();
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importOnnxBytes(mlir::MLIRContext &context, llvm::StringRef bytes, llvm::StringRef displayName,
+                llvm::StringRef baseDir, const ImportOptions &options) {
+  loadImportDialects(context);
+  auto model = import::loadModel(bytes, displayName, baseDir, options);
+  if (!model)
+    return model.takeError();
+  return import::GraphImporter(context, *model, displayName).run(options);
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path, const ImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "%s: cannot read the file: %s",
+                                   path.str().c_str(), buffer.getError().message().c_str());
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  return importOnnxBytes(context, (*buffer)->getBuffer(), path, dir.empty() ? "." : dir, options);
+}
+
+llvm::Error parseShapeOption(llvm::StringRef text, ImportOptions &options) {
+  auto [name, dimsText] = text.rsplit(':');
+  auto bad = [&] {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--shape expects NAME:D0xD1x..., got '%s'", text.str().c_str());
+  };
+  if (name.empty() || dimsText.empty())
+    return bad();
+  std::vector<int64_t> dims;
+  llvm::SmallVector<llvm::StringRef> parts;
+  dimsText.split(parts, 'x');
+  for (llvm::StringRef part : parts) {
+    int64_t d;
+    if (part.getAsInteger(10, d) || d < 0)
+      return bad();
+    dims.push_back(d);
+  }
+  options.inputShapes[name.str()] = dims;
+  return llvm::Error::success();
+}
+
+} // namespace nncc

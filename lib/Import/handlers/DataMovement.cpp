@@ -1,0 +1,413 @@
+/// Handlers of data-movement and shape ops: Reshape, Transpose, Concat,
+/// Split, Slice, Gather, Pad, Resize, Constant and the shape computations.
+#include "lib/Import/handlers/HandlerUtils.h"
+
+using namespace mlir;
+
+namespace nncc::import {
+namespace {
+
+/// Ops whose ONNX shape input is implied by a static result type: the operand
+/// is passed only while the result is dynamic.
+template <typename OpTy>
+LogicalResult shapedByResult(NodeContext &ctx, SmallVectorImpl<Value> &out, size_t shapeInput,
+                             ArrayRef<NamedAttribute> attrs = {}) {
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  SmallVector<Value> operands;
+  for (size_t i = 0; i < shapeInput; ++i)
+    operands.push_back(ctx.input(i));
+  if (!type->hasStaticShape()) {
+    if (!ctx.input(shapeInput))
+      return ctx.error("the result shape is not static and no shape input is given");
+    operands.push_back(ctx.input(shapeInput));
+  }
+  out.push_back(build<OpTy>(ctx, *type, operands, attrs));
+  return success();
+}
+
+LogicalResult reshape(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  return shapedByResult<nn::ReshapeOp>(ctx, out, 1);
+}
+
+LogicalResult flatten(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto input = ctx.inputType(0);
+  int64_t rank = input.getRank();
+  int64_t axis = ctx.attrInt("axis", 1);
+  if (axis < -rank || axis > rank)
+    return ctx.error("axis " + llvm::Twine(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t &part = i < axis ? outer : inner;
+    int64_t d = input.getShape()[i];
+    part = (ShapedType::isDynamic(d) || ShapedType::isDynamic(part)) ? ShapedType::kDynamic
+                                                                     : part * d;
+  }
+  auto type = RankedTensorType::get({outer, inner}, input.getElementType());
+  if (!type.hasStaticShape())
+    return ctx.error("Flatten needs a static input shape");
+  out.push_back(build<nn::ReshapeOp>(ctx, type, ctx.input(0)));
+  return success();
+}
+
+LogicalResult transpose(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto input = ctx.inputType(0);
+  SmallVector<int64_t> reversed;
+  for (int64_t i = input.getRank() - 1; i >= 0; --i)
+    reversed.push_back(i);
+  SmallVector<int64_t> perm = ctx.attrInts("perm", reversed);
+  if ((int64_t)perm.size() != input.getRank())
+    return ctx.error("perm has " + llvm::Twine(perm.size()) + " entries for rank " +
+                     llvm::Twine(input.getRank()));
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= input.getRank())
+      return ctx.error("perm entry " + llvm::Twine(p) + " is out of range");
+    shape.push_back(input.getShape()[p]);
+  }
+  auto type = ctx.resultTypeOr(0, RankedTensorType::get(shape, input.getElementType()));
+  out.push_back(build<nn::TransposeOp>(ctx, type, ctx.input(0), {i64ArrayAttr(ctx, "perm", perm)}));
+  return success();
+}
+
+LogicalResult concat(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (ctx.numInputs() == 0 || failed(requireInputs(ctx, ctx.numInputs())))
+    return ctx.error("needs inputs");
+  auto axis = axisAttr(ctx, "axis", 0, ctx.inputType(0).getRank());
+  auto type = ctx.resultType(0);
+  if (failed(axis) || failed(type))
+    return failure();
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    inputs.push_back(ctx.input(i));
+  out.push_back(build<nn::ConcatOp>(ctx, *type, inputs, {i64Attr(ctx, "axis", *axis)}));
+  return success();
+}
+
+LogicalResult split(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto axis = axisAttr(ctx, "axis", 0, ctx.inputType(0).getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<Type> types;
+  bool allStatic = true;
+  for (size_t i = 0; i < ctx.numOutputs(); ++i) {
+    auto type = ctx.resultType(i);
+    if (failed(type))
+      return failure();
+    allStatic &= type->hasStaticShape();
+    types.push_back(*type);
+  }
+  SmallVector<Value> operands{ctx.input(0)};
+  if (!allStatic) {
+    if (!ctx.input(1))
+      return ctx.error("result shapes are not static and no split input is given");
+    operands.push_back(ctx.input(1));
+  }
+  auto op = build<nn::SplitOp>(ctx, types, operands, {i64Attr(ctx, "axis", *axis)});
+  out.append(op.getResults().begin(), op.getResults().end());
+  return success();
+}
+
+/// Slice: constant parameters are resolved into per-axis attributes; run-time
+/// ones stay operands (opset 10+ inputs).
+LogicalResult slice(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 3)))
+    return failure();
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  auto starts = ctx.constInts(1), ends = ctx.constInts(2);
+  auto axes = ctx.input(3) ? ctx.constInts(3) : std::optional(SmallVector<int64_t>());
+  auto steps = ctx.input(4) ? ctx.constInts(4) : std::optional(SmallVector<int64_t>());
+  auto inputType = ctx.inputType(0);
+  if (starts && ends && axes && steps && inputType.hasStaticShape()) {
+    auto params = nn::resolveSlice(inputType.getShape(), *starts, *ends, *axes, *steps);
+    if (!params)
+      return ctx.error(llvm::toString(params.takeError()));
+    auto &b = ctx.builder();
+    out.push_back(nn::SliceOp::create(b, ctx.loc(), *type, ctx.input(0), Value(), Value(),
+                                      Value(), Value(), b.getDenseI64ArrayAttr(params->starts),
+                                      b.getDenseI64ArrayAttr(params->ends),
+                                      b.getDenseI64ArrayAttr(params->steps)));
+    return success();
+  }
+  out.push_back(nn::SliceOp::create(ctx.builder(), ctx.loc(), *type, ctx.input(0), ctx.input(1),
+                                    ctx.input(2), ctx.input(3), ctx.input(4), nullptr, nullptr,
+                                    nullptr));
+  return success();
+}
+
+template <typename OpTy>
+LogicalResult gather(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  auto axis = axisAttr(ctx, "axis", 0, ctx.inputType(0).getRank());
+  auto type = ctx.resultType(0);
+  if (failed(axis) || failed(type))
+    return failure();
+  out.push_back(build<OpTy>(ctx, *type, {ctx.input(0), ctx.input(1)},
+                            {i64Attr(ctx, "axis", *axis)}));
+  return success();
+}
+
+/// Squeeze/Unsqueeze with a static result are reshapes.
+template <typename OpTy>
+LogicalResult squeeze(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  if (type->hasStaticShape()) {
+    out.push_back(build<nn::ReshapeOp>(ctx, *type, ctx.input(0)));
+    return success();
+  }
+  if (!ctx.input(1))
+    return ctx.error("the result shape is not static and axes are not given as an input");
+  out.push_back(build<OpTy>(ctx, *type, {ctx.input(0), ctx.input(1)}));
+  return success();
+}
+
+LogicalResult shape(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  int64_t rank = ctx.inputType(0).getRank();
+  int64_t start = ctx.attrInt("start", 0), end = ctx.attrInt("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  auto type = RankedTensorType::get({std::max<int64_t>(0, end - start)},
+                                    ctx.builder().getI64Type());
+  out.push_back(build<nn::ShapeOp>(ctx, type, ctx.input(0),
+                                   {i64Attr(ctx, "start", start), i64Attr(ctx, "end", end)}));
+  return success();
+}
+
+LogicalResult size(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  out.push_back(build<nn::SizeOp>(ctx, RankedTensorType::get({}, ctx.builder().getI64Type()),
+                                  ctx.input(0)));
+  return success();
+}
+
+LogicalResult constant(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  auto &b = ctx.builder();
+  if (const auto *value = ctx.attr("value")) {
+    auto attr = ctx.convertTensor(value->t());
+    if (!attr)
+      return ctx.error(llvm::toString(attr.takeError()));
+    out.push_back(ctx.constant(*attr));
+  } else if (const auto *f = ctx.attr("value_float")) {
+    out.push_back(ctx.scalar(b.getF32Type(), f->f()));
+  } else if (const auto *i = ctx.attr("value_int")) {
+    out.push_back(ctx.constantI64({i->i()}, {}));
+  } else if (const auto *fs = ctx.attr("value_floats")) {
+    SmallVector<float> values(fs->floats().begin(), fs->floats().end());
+    auto type = RankedTensorType::get({(int64_t)values.size()}, b.getF32Type());
+    out.push_back(ctx.constant(DenseElementsAttr::get(type, ArrayRef<float>(values))));
+  } else if (const auto *is = ctx.attr("value_ints")) {
+    SmallVector<int64_t> values(is->ints().begin(), is->ints().end());
+    out.push_back(ctx.constantI64(values, {(int64_t)values.size()}));
+  } else {
+    return ctx.error("only tensor, float and int values are supported (not sparse or strings)");
+  }
+  return success();
+}
+
+LogicalResult constantOfShape(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  DenseElementsAttr value;
+  if (const auto *attr = ctx.attr("value")) {
+    auto converted = ctx.convertTensor(attr->t());
+    if (!converted)
+      return ctx.error(llvm::toString(converted.takeError()));
+    value = *converted;
+    if (value.getNumElements() != 1)
+      return ctx.error("attribute 'value' must hold one element");
+  } else {
+    value = DenseElementsAttr::get(RankedTensorType::get({1}, ctx.builder().getF32Type()), 0.0f);
+  }
+  return shapedByResult<nn::ConstantOfShapeOp>(ctx, out, 0, {namedAttr(ctx, "value", value)});
+}
+
+LogicalResult expand(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  return shapedByResult<nn::ExpandOp>(ctx, out, 1);
+}
+
+LogicalResult tile(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  return shapedByResult<nn::TileOp>(ctx, out, 1);
+}
+
+LogicalResult range(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 3)))
+    return failure();
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  out.push_back(build<nn::RangeOp>(ctx, *type, {ctx.input(0), ctx.input(1), ctx.input(2)}));
+  return success();
+}
+
+/// Pad (opset 11+): pads and the optional axes (18+) fold into the full-rank
+/// `pads` attribute when constant.
+LogicalResult pad(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  std::string mode = ctx.attrString("mode", "constant");
+  int64_t rank = ctx.inputType(0).getRank();
+  auto pads = ctx.constInts(1);
+  std::optional<SmallVector<int64_t>> axes;
+  if (ctx.input(3)) {
+    axes = ctx.constInts(3);
+    if (!axes)
+      return ctx.error("axes must be a constant");
+  }
+  Value value = ctx.input(2);
+  if (value && cast<RankedTensorType>(value.getType()).getRank() == 1)
+    value = build<nn::ReshapeOp>(
+        ctx, RankedTensorType::get({}, ctx.inputType(0).getElementType()), value);
+  if (!pads) {
+    if (axes)
+      return ctx.error("run-time pads with axes are not supported");
+    out.push_back(nn::PadOp::create(ctx.builder(), ctx.loc(), *type, ctx.input(0), ctx.input(1),
+                                    value, nullptr, ctx.builder().getStringAttr(mode)));
+    return success();
+  }
+  SmallVector<int64_t> full(2 * rank, 0);
+  if (axes) {
+    if (pads->size() != 2 * axes->size())
+      return ctx.error("pads needs two entries per axis");
+    for (size_t i = 0; i < axes->size(); ++i) {
+      auto axis = nn::normalizeAxis((*axes)[i], rank);
+      if (!axis)
+        return ctx.error("pad axis " + llvm::Twine((*axes)[i]) + " is out of range");
+      full[*axis] = (*pads)[i];
+      full[rank + *axis] = (*pads)[axes->size() + i];
+    }
+  } else {
+    if ((int64_t)pads->size() != 2 * rank)
+      return ctx.error("pads has " + llvm::Twine(pads->size()) + " entries for rank " +
+                       llvm::Twine(rank));
+    full = *pads;
+  }
+  out.push_back(nn::PadOp::create(ctx.builder(), ctx.loc(), *type, ctx.input(0), Value(), value,
+                                  ctx.builder().getDenseI64ArrayAttr(full),
+                                  ctx.builder().getStringAttr(mode)));
+  return success();
+}
+
+/// Resize (opset 11+): `sizes` become scales (output / input) against the
+/// inferred static result; constant `scales` are kept as given.
+LogicalResult resize(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  if (ctx.attrInt("antialias", 0) != 0)
+    return ctx.error("antialias=1 is not supported");
+  if (ctx.hasAttr("axes"))
+    return ctx.error("the axes attribute is not supported");
+  std::string policy = ctx.attrString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch")
+    return ctx.error("keep_aspect_ratio_policy='" + policy + "' is not supported");
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  auto input = ctx.inputType(0);
+  int64_t rank = input.getRank();
+  std::string mode = ctx.attrString("mode", "nearest");
+  std::string coord = ctx.attrString("coordinate_transformation_mode", "half_pixel");
+
+  SmallVector<double> roi;
+  if (ctx.input(1) && cast<RankedTensorType>(ctx.input(1).getType()).getNumElements() != 0) {
+    auto values = ctx.constFloats(1);
+    if (!values)
+      return ctx.error("roi must be a constant");
+    roi = *values;
+  }
+  if (roi.empty())
+    for (int64_t i = 0; i < 2 * rank; ++i)
+      roi.push_back(i < rank ? 0.0 : 1.0);
+  if ((int64_t)roi.size() != 2 * rank)
+    return ctx.error("roi needs two entries per axis");
+
+  auto &b = ctx.builder();
+  auto makeOp = [&](Value scalesTensor, ArrayRef<double> scales) {
+    return nn::ResizeOp::create(
+        b, ctx.loc(), *type, ctx.input(0), scalesTensor,
+        scalesTensor ? DenseF64ArrayAttr() : b.getDenseF64ArrayAttr(scales),
+        b.getDenseF64ArrayAttr(roi), b.getStringAttr(mode), b.getStringAttr(coord),
+        b.getStringAttr(ctx.attrString("nearest_mode", "round_prefer_floor")),
+        b.getF64FloatAttr(ctx.attrFloat("cubic_coeff_a", -0.75)),
+        b.getBoolAttr(ctx.attrInt("exclude_outside", 0)),
+        b.getF64FloatAttr(ctx.attrFloat("extrapolation_value", 0.0)));
+  };
+
+  bool hasScales = ctx.input(2) &&
+                   cast<RankedTensorType>(ctx.input(2).getType()).getNumElements() != 0;
+  if (hasScales) {
+    if (auto scales = ctx.constFloats(2)) {
+      if ((int64_t)scales->size() != rank)
+        return ctx.error("scales needs one entry per axis");
+      out.push_back(makeOp(Value(), *scales));
+    } else {
+      out.push_back(makeOp(ctx.input(2), {}));
+    }
+    return success();
+  }
+  if (!ctx.input(3))
+    return ctx.error("one of scales and sizes is required");
+  if (!input.hasStaticShape() || !type->hasStaticShape())
+    return ctx.error("sizes needs static input and output shapes");
+  SmallVector<double> scales;
+  for (int64_t i = 0; i < rank; ++i)
+    scales.push_back((double)type->getShape()[i] / (double)input.getShape()[i]);
+  out.push_back(makeOp(Value(), scales));
+  return success();
+}
+
+} // namespace
+
+void registerDataMovementHandlers(HandlerRegistry &r) {
+  r.add("Reshape", 5, reshape);
+  r.add("Flatten", 1, flatten);
+  r.add("Transpose", 1, transpose);
+  r.add("Concat", 4, concat);
+  r.add("Split", 13, split);
+  r.add("Slice", 10, slice);
+  r.add("Gather", 1, gather<nn::GatherOp>);
+  r.add("GatherElements", 11, gather<nn::GatherElementsOp>);
+  r.add("Squeeze", 13, squeeze<nn::SqueezeOp>);
+  r.add("Unsqueeze", 13, squeeze<nn::UnsqueezeOp>);
+  r.add("Shape", 1, shape);
+  r.add("Size", 1, size);
+  r.add("Constant", 1, constant);
+  r.add("ConstantOfShape", 9, constantOfShape);
+  r.add("Expand", 8, expand);
+  r.add("Tile", 6, tile);
+  r.add("Range", 11, range);
+  r.add("Pad", 11, pad);
+  r.add("Resize", 11, resize);
+}
+
+} // namespace nncc::import

@@ -1,0 +1,273 @@
+/// Handlers of elementwise and broadcasting ONNX ops.
+#include "lib/Import/handlers/HandlerUtils.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace nncc::import {
+namespace {
+
+template <typename OpTy>
+LogicalResult unary(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.resultTypeOr(0, ctx.inputType(0));
+  out.push_back(build<OpTy>(ctx, type, ctx.input(0)));
+  return success();
+}
+
+/// Unary ops whose ONNX attributes are floats with defaults.
+template <typename OpTy>
+LogicalResult unaryWithFloats(NodeContext &ctx, SmallVectorImpl<Value> &out,
+                              ArrayRef<std::pair<StringRef, double>> attrs) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  SmallVector<NamedAttribute> named;
+  for (auto [name, dflt] : attrs)
+    named.push_back(f64Attr(ctx, name, ctx.attrFloat(name, dflt)));
+  out.push_back(build<OpTy>(ctx, ctx.inputType(0), ctx.input(0), named));
+  return success();
+}
+
+LogicalResult isNaN(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto in = ctx.inputType(0);
+  out.push_back(build<nn::IsNaNOp>(
+      ctx, RankedTensorType::get(in.getShape(), ctx.builder().getI1Type()), ctx.input(0)));
+  return success();
+}
+
+/// Folds a variadic ONNX op (Sum, Max, Min, Mean, or a binary op) into a chain
+/// of binary nn ops; the last result takes the inferred output type.
+template <typename OpTy>
+FailureOr<Value> chain(NodeContext &ctx, Type elementType) {
+  if (ctx.numInputs() == 0 || !ctx.input(0))
+    return ctx.error("needs at least one input");
+  Value acc = ctx.input(0);
+  for (size_t i = 1; i < ctx.numInputs(); ++i) {
+    if (!ctx.input(i))
+      return ctx.error("input " + llvm::Twine(i) + " is required");
+    auto type = broadcastType(acc.getType(), ctx.input(i).getType(), elementType);
+    if (!type)
+      return ctx.error("inputs are not broadcast-compatible");
+    if (i + 1 == ctx.numInputs())
+      type = ctx.resultTypeOr(0, type);
+    acc = build<OpTy>(ctx, type, {acc, ctx.input(i)});
+  }
+  return acc; // One input: the op is an identity.
+}
+
+template <typename OpTy>
+LogicalResult binary(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (ctx.numInputs() != 2)
+    return ctx.error("expects 2 inputs");
+  auto v = chain<OpTy>(ctx, ctx.inputType(0).getElementType());
+  if (failed(v))
+    return failure();
+  out.push_back(*v);
+  return success();
+}
+
+template <typename OpTy>
+LogicalResult variadic(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  auto v = chain<OpTy>(ctx, ctx.inputType(0) ? ctx.inputType(0).getElementType() : Type());
+  if (failed(v))
+    return failure();
+  out.push_back(*v);
+  return success();
+}
+
+template <typename OpTy>
+LogicalResult compare(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (ctx.numInputs() != 2 || failed(requireInputs(ctx, 2)))
+    return ctx.error("expects 2 inputs");
+  auto type = broadcastType(ctx.input(0).getType(), ctx.input(1).getType(),
+                            ctx.builder().getI1Type());
+  if (!type)
+    return ctx.error("inputs are not broadcast-compatible");
+  out.push_back(build<OpTy>(ctx, ctx.resultTypeOr(0, type), {ctx.input(0), ctx.input(1)}));
+  return success();
+}
+
+/// PRelu: a 1-d slope of the channel count that does not broadcast (as old
+/// PyTorch exporters wrote it) applies per channel (axis 1).
+LogicalResult prelu(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  auto input = ctx.inputType(0), slope = ctx.inputType(1);
+  Value slopeValue = ctx.input(1);
+  if (!broadcastType(input, slope, input.getElementType()) && slope.getRank() == 1 &&
+      input.getRank() >= 2 && slope.getShape()[0] == input.getShape()[1]) {
+    SmallVector<int64_t> shape(input.getRank() - 1, 1);
+    shape[0] = slope.getShape()[0];
+    slopeValue = build<nn::ReshapeOp>(ctx, RankedTensorType::get(shape, slope.getElementType()),
+                                      slopeValue);
+  }
+  auto type = broadcastType(input, slopeValue.getType(), input.getElementType());
+  if (!type)
+    return ctx.error("slope does not broadcast to the input");
+  out.push_back(build<nn::PReluOp>(ctx, ctx.resultTypeOr(0, type), {ctx.input(0), slopeValue}));
+  return success();
+}
+
+LogicalResult mean(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  auto sum = chain<nn::AddOp>(ctx, ctx.inputType(0) ? ctx.inputType(0).getElementType() : Type());
+  if (failed(sum))
+    return failure();
+  auto type = cast<RankedTensorType>(sum->getType());
+  Value count = ctx.scalar(type.getElementType(), (double)ctx.numInputs());
+  out.push_back(build<nn::DivOp>(ctx, type, {*sum, count}));
+  return success();
+}
+
+LogicalResult where(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 3)))
+    return failure();
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  out.push_back(build<nn::WhereOp>(ctx, *type, {ctx.input(0), ctx.input(1), ctx.input(2)}));
+  return success();
+}
+
+/// Clip's absent bounds become the element type's extremes.
+LogicalResult clip(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  Type elem = type.getElementType();
+  Value bounds[2];
+  for (int i = 0; i < 2; ++i) {
+    Value given = ctx.input(1 + i);
+    if (given) {
+      auto t = cast<RankedTensorType>(given.getType());
+      if (t.getRank() > 1 || (t.getRank() == 1 && t.getShape()[0] != 1))
+        return ctx.error("min and max must be scalars");
+      if (t.getRank() == 1)
+        given = build<nn::ReshapeOp>(ctx, RankedTensorType::get({}, elem), given);
+      bounds[i] = given;
+      continue;
+    }
+    if (auto f = dyn_cast<FloatType>(elem)) {
+      APFloat inf = APFloat::getInf(f.getFloatSemantics(), /*Negative=*/i == 0);
+      bounds[i] = ctx.constant(DenseElementsAttr::get(RankedTensorType::get({}, elem), inf));
+    } else {
+      auto intType = cast<IntegerType>(elem);
+      unsigned w = intType.getWidth();
+      APInt v = intType.isUnsigned() ? (i == 0 ? APInt::getMinValue(w) : APInt::getMaxValue(w))
+                                     : (i == 0 ? APInt::getSignedMinValue(w)
+                                               : APInt::getSignedMaxValue(w));
+      bounds[i] = ctx.constant(DenseElementsAttr::get(RankedTensorType::get({}, elem), v));
+    }
+  }
+  out.push_back(build<nn::ClipOp>(ctx, type, {ctx.input(0), bounds[0], bounds[1]}));
+  return success();
+}
+
+LogicalResult cast(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  out.push_back(build<nn::CastOp>(ctx, *type, ctx.input(0)));
+  return success();
+}
+
+LogicalResult castLike(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  auto type = RankedTensorType::get(ctx.inputType(0).getShape(),
+                                    ctx.inputType(1).getElementType());
+  out.push_back(build<nn::CastOp>(ctx, type, ctx.input(0)));
+  return success();
+}
+
+LogicalResult identity(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  out.push_back(ctx.input(0));
+  return success();
+}
+
+/// Inference-time Dropout is the identity; its mask is all true.
+LogicalResult dropout(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  if (auto training = ctx.constInts(2); training && !training->empty() && (*training)[0])
+    return ctx.error("training_mode=true is not supported for inference");
+  if (ctx.input(2) && !ctx.constInts(2))
+    return ctx.error("training_mode must be a constant");
+  out.push_back(ctx.input(0));
+  if (ctx.outputUsed(1)) {
+    auto type = RankedTensorType::get(ctx.inputType(0).getShape(), ctx.builder().getI1Type());
+    if (!type.hasStaticShape())
+      return ctx.error("the mask output needs a static input shape");
+    out.push_back(ctx.constant(DenseElementsAttr::get(type, true)));
+  }
+  return success();
+}
+
+} // namespace
+
+void registerElementwiseHandlers(HandlerRegistry &r) {
+  r.add("Sqrt", 6, unary<nn::SqrtOp>);
+  r.add("Exp", 6, unary<nn::ExpOp>);
+  r.add("Log", 6, unary<nn::LogOp>);
+  r.add("Neg", 6, unary<nn::NegOp>);
+  r.add("Abs", 6, unary<nn::AbsOp>);
+  r.add("Reciprocal", 6, unary<nn::ReciprocalOp>);
+  r.add("Erf", 9, unary<nn::ErfOp>);
+  r.add("Tanh", 6, unary<nn::TanhOp>);
+  r.add("Sigmoid", 6, unary<nn::SigmoidOp>);
+  r.add("Relu", 6, unary<nn::ReluOp>);
+  r.add("Floor", 6, unary<nn::FloorOp>);
+  r.add("Ceil", 6, unary<nn::CeilOp>);
+  r.add("Round", 11, unary<nn::RoundOp>);
+  r.add("Sign", 9, unary<nn::SignOp>);
+  r.add("Softplus", 1, unary<nn::SoftplusOp>);
+  r.add("HardSwish", 14, unary<nn::HardSwishOp>);
+  r.add("Not", 1, unary<nn::NotOp>);
+  r.add("IsNaN", 9, isNaN);
+  r.add("LeakyRelu", 6, [](NodeContext &c, SmallVectorImpl<Value> &o) {
+    return unaryWithFloats<nn::LeakyReluOp>(c, o, {{"alpha", 0.01}});
+  });
+  r.add("Elu", 6, [](NodeContext &c, SmallVectorImpl<Value> &o) {
+    return unaryWithFloats<nn::EluOp>(c, o, {{"alpha", 1.0}});
+  });
+  r.add("Selu", 6, [](NodeContext &c, SmallVectorImpl<Value> &o) {
+    return unaryWithFloats<nn::SeluOp>(
+        c, o, {{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}});
+  });
+  r.add("HardSigmoid", 6, [](NodeContext &c, SmallVectorImpl<Value> &o) {
+    return unaryWithFloats<nn::HardSigmoidOp>(c, o, {{"alpha", 0.2}, {"beta", 0.5}});
+  });
+  r.add("Clip", 11, clip);
+  r.add("Cast", 13, cast);
+  r.add("CastLike", 15, castLike);
+  r.add("Identity", 1, identity);
+  r.add("Dropout", 12, dropout);
+
+  r.add("Add", 7, binary<nn::AddOp>);
+  r.add("Sub", 7, binary<nn::SubOp>);
+  r.add("Mul", 7, binary<nn::MulOp>);
+  r.add("Div", 7, binary<nn::DivOp>);
+  r.add("Pow", 7, binary<nn::PowOp>);
+  r.add("PRelu", 7, prelu);
+  r.add("Max", 8, variadic<nn::MaxOp>);
+  r.add("Min", 8, variadic<nn::MinOp>);
+  r.add("Sum", 8, variadic<nn::AddOp>);
+  r.add("Mean", 8, mean);
+  r.add("And", 7, binary<nn::AndOp>);
+  r.add("Or", 7, binary<nn::OrOp>);
+  r.add("Equal", 11, compare<nn::EqualOp>);
+  r.add("Greater", 9, compare<nn::GreaterOp>);
+  r.add("Less", 9, compare<nn::LessOp>);
+  r.add("GreaterOrEqual", 12, compare<nn::GreaterEqualOp>);
+  r.add("LessOrEqual", 12, compare<nn::LessEqualOp>);
+  r.add("Where", 9, where);
+}
+
+} // namespace nncc::import

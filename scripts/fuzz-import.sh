@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the ONNX-importer libFuzzer target (clang-22, ASan + coverage, in
+# build-fuzz/), makes a seed corpus and fuzzes for a bounded time.
+# Usage: scripts/fuzz-import.sh [SECONDS]   (default 60)
+# Exits non-zero when the fuzzer finds a crash, leak, OOM or timeout; the
+# reproducer is left in build-fuzz/artifacts/ (rerun: build-fuzz/bin/nncc-import-fuzzer FILE).
+set -euo pipefail
+
+SECONDS_TO_RUN=${1:-60}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${NNCC_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
+CC=${CC_FUZZ:-clang-22}
+CXX=${CXX_FUZZ:-clang++-22}
+command -v "$CXX" >/dev/null || { CC=/usr/lib/llvm-22/bin/clang; CXX=/usr/lib/llvm-22/bin/clang++; }
+
+if [[ ! -f $BUILD/build.ninja ]]; then
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja \
+    -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DNNCC_ENABLE_FUZZERS=ON -DCMAKE_BUILD_TYPE=Release
+fi
+ninja -C "$BUILD" nncc-import-fuzzer
+
+CORPUS=$BUILD/corpus
+mkdir -p "$CORPUS" "$BUILD/artifacts"
+/usr/bin/python3 "$ROOT/fuzz/make_corpus.py" "$CORPUS"
+TESTDATA=/usr/share/libonnx-testdata/data/node
+for t in test_add test_conv_with_strides_padding test_relu test_matmul_2d \
+         test_gemm_default_matrix_bias test_reshape_reduced_dims test_slice \
+         test_reduce_mean_default_axes_keepdims_example test_transpose_default \
+         test_concat_2d_axis_0; do
+  if [[ -f $TESTDATA/$t/model.onnx ]]; then
+    cp "$TESTDATA/$t/model.onnx" "$CORPUS/$t.onnx"
+  fi
+done
+
+# libMLIR/libLLVM/libonnx/libprotobuf are not instrumented (g++-built system
+# libraries): see fuzz/CMakeLists.txt for the ASan settings.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_odr_violation=0:abort_on_error=1:symbolize=1}
+"$BUILD/bin/nncc-import-fuzzer" "$CORPUS" \
+  -max_total_time="$SECONDS_TO_RUN" -rss_limit_mb=4096 -timeout=10 \
+  -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/"
