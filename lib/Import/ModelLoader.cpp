@@ -57,6 +57,22 @@ llvm::Error applyInputShapes(onnx::ModelProto &model, llvm::StringRef file,
   return llvm::Error::success();
 }
 
+/// onnx::checker::check_model with external data resolved against `baseDir`
+/// (the library's own entry point resolves it against the working folder).
+void checkModel(const onnx::ModelProto &model, llvm::StringRef baseDir) {
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(model.ir_version()));
+  std::unordered_map<std::string, int> opsets;
+  for (const auto &opset : model.opset_import())
+    opsets[opset.domain()] = static_cast<int>(opset.version());
+  ctx.set_opset_imports(opsets);
+  ctx.set_is_main_graph(true);
+  ctx.set_schema_registry(onnx::OpSchemaRegistry::Instance());
+  ctx.set_model_dir(baseDir.str());
+  onnx::checker::LexicalScopeContext scope;
+  onnx::checker::check_graph(model.graph(), ctx, scope);
+}
+
 } // namespace
 
 llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef displayName,
@@ -88,17 +104,16 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
                                            loaded.opset, kMaxOpset));
 
   // Unsupported ops are listed all at once, before the checker stops at the
-  // first op it does not know.
+  // first op it does not know. A model that will be upgraded is checked again
+  // after the upgrade, which may replace ops (Upsample becomes Resize).
+  bool willUpgrade = loaded.opset < kMinHandlerOpset;
   if (auto err = checkOpsSupported(model.graph(), std::max(loaded.opset, kMinHandlerOpset),
-                                   loaded.opset, displayName))
+                                   loaded.opset, displayName, /*skipKnownToOnnx=*/willUpgrade))
     return std::move(err);
 
   try {
-    if (loaded.opset <= kMaxOnnxLibOpset) {
-      // The checker resolves external data relative to the model's folder only
-      // when given a path; from bytes, it checks the graph alone.
-      onnx::checker::check_model(model);
-    }
+    if (loaded.opset <= kMaxOnnxLibOpset)
+      checkModel(model, baseDir);
   } catch (const std::exception &e) {
     return fail(displayName, llvm::Twine("is not a valid ONNX model: ") + e.what());
   }
@@ -139,8 +154,11 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
     // IR 3 forbids; opset 13 needs IR 7 anyway.
     if (model.ir_version() < 7)
       model.set_ir_version(7);
-    loaded.opset = kMinHandlerOpset;
     setDefaultDomainOpset(model, kMinHandlerOpset);
+    if (auto err = checkOpsSupported(model.graph(), kMinHandlerOpset, loaded.opset, displayName,
+                                     /*skipKnownToOnnx=*/false))
+      return std::move(err);
+    loaded.opset = kMinHandlerOpset;
     if (auto err = inferShapes())
       return std::move(err);
   }

@@ -7,6 +7,8 @@
 
 #include "mlir/IR/Matchers.h"
 
+#include "onnx/defs/schema.h"
+
 using namespace mlir;
 
 namespace nncc::import {
@@ -157,12 +159,15 @@ std::string describeNode(const onnx::NodeProto &node, size_t index) {
 }
 
 llvm::Error checkOpsSupported(const onnx::GraphProto &graph, int opset, int declaredOpset,
-                              llvm::StringRef displayName) {
+                              llvm::StringRef displayName, bool skipKnownToOnnx) {
   const auto &registry = HandlerRegistry::instance();
   std::vector<std::string> unsupported;
   for (const auto &[index, node] : llvm::enumerate(graph.node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (defaultDomain && registry.lookup(node.op_type(), opset))
+      continue;
+    if (defaultDomain && skipKnownToOnnx &&
+        onnx::OpSchemaRegistry::Schema(node.op_type(), declaredOpset, ""))
       continue;
     std::string where = defaultDomain ? "opset " + std::to_string(declaredOpset)
                                       : "domain '" + node.domain() + "'";

@@ -104,9 +104,11 @@ private:
 std::string describeNode(const onnx::NodeProto &node, size_t index);
 
 /// Fails listing every node of `graph` whose op has no handler at `opset`
-/// (each with its name, op type and the model's opset or domain).
+/// (each with its name, op type and the model's opset or domain). With
+/// `skipKnownToOnnx`, ops libonnx knows at `declaredOpset` are not listed
+/// (the version converter may still turn them into handled ones).
 llvm::Error checkOpsSupported(const onnx::GraphProto &graph, int opset, int declaredOpset,
-                              llvm::StringRef displayName);
+                              llvm::StringRef displayName, bool skipKnownToOnnx);
 
 void registerElementwiseHandlers(HandlerRegistry &registry);
 void registerContractionHandlers(HandlerRegistry &registry);

@@ -13,7 +13,7 @@ import os
 
 import onnx
 import onnx.parser
-from onnx import external_data_helper
+from onnx import numpy_helper
 
 
 def main():
@@ -28,17 +28,18 @@ def main():
     graph = model.graph
     for node in list(graph.node):
         if node.op_type == "Constant" and node.output[0].startswith("init_"):
-            tensor = node.attribute[0].t
-            tensor.name = node.output[0]
-            graph.initializer.append(tensor)
+            # Through numpy so the data is raw_data, which external data needs.
+            array = numpy_helper.to_array(node.attribute[0].t)
+            graph.initializer.append(numpy_helper.from_array(array, node.output[0]))
             graph.node.remove(node)
     if not args.no_check:
         onnx.checker.check_model(model)
     if args.external_data:
-        location = os.path.basename(args.output) + ".data"
-        external_data_helper.convert_model_to_external_data(model, location=location,
-                                                            size_threshold=16)
-    onnx.save(model, args.output)
+        onnx.save_model(model, args.output, save_as_external_data=True,
+                        all_tensors_to_one_file=True,
+                        location=os.path.basename(args.output) + ".data", size_threshold=16)
+    else:
+        onnx.save(model, args.output)
 
 
 if __name__ == "__main__":
