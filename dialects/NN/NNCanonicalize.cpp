@@ -63,6 +63,12 @@ struct ReduceAxesToAttr : OpRewritePattern<OpTy> {
     auto axes = constantInts(op.getAxesTensor());
     if (!axes)
       return failure();
+    if (axes->empty() && op.getNoopWithEmptyAxes()) {
+      if (op.getInput().getType() != op.getType())
+        return failure();
+      rewriter.replaceOp(op, op.getInput());
+      return success();
+    }
     auto rank = cast<RankedTensorType>(op.getInput().getType()).getRank();
     auto resolved = resolveReduceAxes(*axes, rank);
     if (!resolved) {

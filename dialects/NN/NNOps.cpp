@@ -119,7 +119,6 @@ NN_VERIFY_BINARY(AddOp, false)
 NN_VERIFY_BINARY(SubOp, false)
 NN_VERIFY_BINARY(MulOp, false)
 NN_VERIFY_BINARY(DivOp, false)
-NN_VERIFY_BINARY(PowOp, false)
 NN_VERIFY_BINARY(MinOp, false)
 NN_VERIFY_BINARY(MaxOp, false)
 NN_VERIFY_BINARY(PReluOp, false)
@@ -132,6 +131,14 @@ NN_VERIFY_BINARY(GreaterEqualOp, true)
 NN_VERIFY_BINARY(LessEqualOp, true)
 NN_VERIFY_BINARY(WhereOp, false)
 #undef NN_VERIFY_BINARY
+
+/// Pow's exponent may have another element type than its base (ONNX allows
+/// float^int and int^float); the result has the base's.
+LogicalResult PowOp::verify() {
+  if (getElementTypeOrSelf(getOutput()) != getElementTypeOrSelf(getLhs()))
+    return emitOpError("result element type must be the base's");
+  return verifyBroadcast(*this, getOperands(), getOutput());
+}
 
 LogicalResult MatMulOp::verify() {
   auto lhs = tensorType(getLhs()), rhs = tensorType(getRhs());

@@ -247,10 +247,13 @@ class NN_ReduceOp<string mnemonic, string onnx>
   let description = [{
     `axes` lists the reduced axes, sorted and non-negative; an empty list
     with no `axes_tensor` reduces nothing (the importer turns ONNX's
-    "empty means all" into the explicit list).
+    "empty means all" into the explicit list). A run-time `axes_tensor`
+    keeps ONNX's meaning: empty reduces all axes, or none when
+    `noop_with_empty_axes` is set.
   }];
   let arguments = (ins NN_Tensor:$input, Optional<NN_I64Tensor>:$axes_tensor,
-                       OptionalAttr<DenseI64ArrayAttr>:$axes, BoolAttr:$keepdims);
+                       OptionalAttr<DenseI64ArrayAttr>:$axes, BoolAttr:$keepdims,
+                       DefaultValuedAttr<BoolAttr, "false">:$noop_with_empty_axes);
   let results = (outs NN_Tensor:$output);
   let hasVerifier = 1;
   let hasCanonicalizer = 1;

@@ -23,13 +23,12 @@ LogicalResult reduce(NodeContext &ctx, SmallVectorImpl<Value> &out) {
     axes = ctx.constInts(1);
 
   if (!axes) { // Axes known only at run time.
-    if (noopWhenEmpty)
-      return ctx.error("noop_with_empty_axes=1 needs constant axes");
     auto type = ctx.resultType(0);
     if (failed(type))
       return failure();
     out.push_back(build<OpTy>(ctx, *type, {ctx.input(0), ctx.input(1)},
-                              {boolAttr(ctx, "keepdims", keepdims)}));
+                              {boolAttr(ctx, "keepdims", keepdims),
+                               boolAttr(ctx, "noop_with_empty_axes", noopWhenEmpty)}));
     return success();
   }
   if (axes->empty() && noopWhenEmpty) {

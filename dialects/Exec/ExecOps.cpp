@@ -1,0 +1,62 @@
+#include "dialects/Exec/ExecOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace nncc::exec;
+
+#include "dialects/Exec/ExecDialect.cpp.inc"
+
+void ExecDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Exec/ExecOps.cpp.inc"
+      >();
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto kernel = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr());
+  if (!kernel)
+    return emitOpError("kernel '") << getKernel() << "' is not a func.func in scope";
+  FunctionType type = kernel.getFunctionType();
+  size_t expectedInputs = getArgs().size() + getResults().size();
+  if (type.getNumInputs() != expectedInputs || type.getNumResults() != getResults().size())
+    return emitOpError("kernel '") << getKernel() << "' has type " << type
+                                   << ", which does not take the operands plus one init per result";
+  for (auto [arg, expected] : llvm::zip(getArgs(), type.getInputs()))
+    if (arg.getType() != expected)
+      return emitOpError("operand type ") << arg.getType() << " differs from the kernel's " << expected;
+  for (auto [result, expected] : llvm::zip(getResults(), type.getResults()))
+    if (result.getType() != expected)
+      return emitOpError("result type ") << result.getType() << " differs from the kernel's " << expected;
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  auto a = cast<RankedTensorType>(getA().getType()), b = cast<RankedTensorType>(getB().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (a.getRank() < 2 || b.getRank() < 2 || out.getRank() < 2)
+    return emitOpError("operands and result need rank >= 2");
+  if (!a.getElementType().isF32() || !b.getElementType().isF32() || !out.getElementType().isF32())
+    return emitOpError("only f32 GEMMs are library calls");
+  int64_t ka = a.getShape()[a.getRank() - (getTransA() ? 2 : 1)];
+  int64_t kb = b.getShape()[b.getRank() - (getTransB() ? 1 : 2)];
+  if (ka != kb)
+    return emitOpError("contraction dims differ: ") << ka << " vs " << kb;
+  if (getC() && getC().getType() != out)
+    return emitOpError("C must have the result type");
+  return success();
+}
+
+LogicalResult ViewOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (!in.hasStaticShape() || !out.hasStaticShape() ||
+      in.getNumElements() != out.getNumElements() || in.getElementType() != out.getElementType())
+    return emitOpError("must keep the element type and count of a static shape");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Exec/ExecOps.cpp.inc"

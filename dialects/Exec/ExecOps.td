@@ -1,0 +1,62 @@
+#ifndef NNCC_EXEC_OPS
+#define NNCC_EXEC_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Exec_Dialect : Dialect {
+  let name = "exec";
+  let cppNamespace = "::nncc::exec";
+  let summary = "What the runtime executes: kernel launches, library calls, views";
+  let description = [{
+    The exec level is the schedule of one entry point: a sequence of kernel
+    launches (outlined `func.func` kernels holding linalg), library calls
+    (GEMM) and views, on value-semantic tensors. Memory planning assigns each
+    value a buffer; the plan serializer turns each op into one plan step.
+  }];
+}
+
+class Exec_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Exec_Dialect, mnemonic, traits>;
+
+def Exec_LaunchOp : Exec_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Runs an outlined kernel on its operands";
+  let description = [{
+    The kernel is a `func.func` in destination-passing style: it takes the
+    operands and one init tensor per result, and returns the results. The
+    `nodes` attribute names the ONNX nodes computed (for profiles).
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyRankedTensor>:$args,
+                       StrAttr:$nodes);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $kernel `(` $args `)` attr-dict `:` functional-type($args, $results)
+  }];
+}
+
+def Exec_GemmOp : Exec_Op<"gemm", [Pure]> {
+  let summary = "Batched GEMM library call: alpha * op(A) op(B) + beta * C";
+  let description = [{
+    Row-major f32 matrices, batched over the leading dims of the result;
+    operands with fewer batch dims are broadcast. `c` (optional) is the
+    accumulator the result starts from (it must have the result's type).
+  }];
+  let arguments = (ins AnyRankedTensor:$a, AnyRankedTensor:$b,
+                       Optional<AnyRankedTensor>:$c, BoolAttr:$trans_a,
+                       BoolAttr:$trans_b, F64Attr:$alpha, F64Attr:$beta,
+                       StrAttr:$nodes);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Exec_ViewOp : Exec_Op<"view", [Pure]> {
+  let summary = "The same bytes under another static shape (a reshape, no copy)";
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+#endif // NNCC_EXEC_OPS

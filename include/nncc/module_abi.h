@@ -1,0 +1,147 @@
+/* The contract between the nncc compiler and runtime: the one C struct a
+ * compiled model.so exports through `nncc_module_get`. The compiler writes it
+ * (as generated C, linked with the kernels' object code and the weights); the
+ * runtime reads it. Nothing else is shared between them.
+ *
+ * Rules: every change that alters layout or meaning bumps
+ * NNCC_MODULE_ABI_VERSION; the runtime refuses any other version with a clear
+ * error. Arrays are (count, pointer) pairs; strings are NUL-terminated UTF-8.
+ */
+#ifndef NNCC_MODULE_ABI_H
+#define NNCC_MODULE_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NNCC_MODULE_MAGIC 0x4E4E4343u /* "NNCC" */
+#define NNCC_MODULE_ABI_VERSION 1u
+#define NNCC_MODULE_SYMBOL "nncc_module_get"
+
+/** Element types, numbered like ONNX's TensorProto.DataType. */
+typedef enum nncc_dtype {
+  NNCC_DTYPE_F32 = 1,
+  NNCC_DTYPE_U8 = 2,
+  NNCC_DTYPE_I8 = 3,
+  NNCC_DTYPE_U16 = 4,
+  NNCC_DTYPE_I16 = 5,
+  NNCC_DTYPE_I32 = 6,
+  NNCC_DTYPE_I64 = 7,
+  NNCC_DTYPE_BOOL = 9, /* one byte per element, 0 or 1 */
+  NNCC_DTYPE_F16 = 10,
+  NNCC_DTYPE_F64 = 11,
+  NNCC_DTYPE_U32 = 12,
+  NNCC_DTYPE_U64 = 13,
+  NNCC_DTYPE_BF16 = 16
+} nncc_dtype;
+
+/** A named, typed, statically shaped tensor of an entry point's signature. */
+typedef struct nncc_tensor_desc {
+  const char *name;
+  int32_t dtype; /* nncc_dtype */
+  int32_t rank;
+  const int64_t *dims; /* rank entries */
+} nncc_tensor_desc;
+
+/** Where a plan step's operand lives. */
+typedef enum nncc_buffer_kind {
+  NNCC_BUFFER_ARENA = 0,  /* offset into the session's arena for this entry */
+  NNCC_BUFFER_INPUT = 1,  /* index-th input of the entry (+ offset) */
+  NNCC_BUFFER_OUTPUT = 2, /* index-th output of the entry (+ offset) */
+  NNCC_BUFFER_WEIGHT = 3, /* index-th module weight (+ offset) */
+  NNCC_BUFFER_STATE = 4   /* reserved: module state that persists across runs (training) */
+} nncc_buffer_kind;
+
+typedef struct nncc_buffer_ref {
+  int32_t kind;  /* nncc_buffer_kind */
+  int32_t index; /* input/output/weight index; unused for the arena */
+  int64_t offset; /* bytes from the start of the buffer */
+  int64_t bytes;  /* size of the region the step touches */
+} nncc_buffer_ref;
+
+typedef enum nncc_step_kind {
+  /* Call kernels[kernel] with args (buffer pointers in order). A kernel with a
+   * parallel extent E > 0 may be split: each call covers [begin, end) of its
+   * outermost parallel loop, 0 <= begin < end <= E. */
+  NNCC_STEP_KERNEL = 1,
+  /* Batched GEMM: C = alpha * op(A) * op(B) + beta * C, row-major, f32.
+   * args: A, B, C. iparams: batch, M, N, K, trans_a, trans_b, lda, ldb, ldc,
+   * stride_a, stride_b, stride_c (elements; a stride of 0 broadcasts).
+   * fparams: alpha, beta. */
+  NNCC_STEP_GEMM = 2,
+  /* Copy args[0] to args[1] (bytes of args[1]). */
+  NNCC_STEP_COPY = 3,
+  /* Reserved for collectives (all-reduce, all-gather...) of later versions. */
+  NNCC_STEP_COLLECTIVE = 4
+} nncc_step_kind;
+
+typedef struct nncc_step {
+  int32_t kind;   /* nncc_step_kind */
+  int32_t kernel; /* NNCC_STEP_KERNEL: index into nncc_module.kernels */
+  int32_t num_args;
+  const nncc_buffer_ref *args;
+  int32_t num_iparams;
+  const int64_t *iparams;
+  int32_t num_fparams;
+  const double *fparams;
+  int64_t parallel_extent; /* NNCC_STEP_KERNEL: see above; 0 = call once with (0, 1) */
+  const char *name;        /* the ONNX node name(s) this step computes, for profiles */
+} nncc_step;
+
+/** A named entry point ("forward"; later also "train_step"...). */
+typedef struct nncc_entry {
+  const char *name;
+  int32_t num_inputs;
+  const nncc_tensor_desc *inputs;
+  int32_t num_outputs;
+  const nncc_tensor_desc *outputs;
+  int64_t arena_bytes; /* bytes of scratch memory this entry needs */
+  int32_t num_steps;
+  const nncc_step *steps;
+} nncc_entry;
+
+/** Host code of a kernel: args[i] is the i-th buffer of the step. */
+typedef void (*nncc_cpu_kernel_fn)(void **args, int64_t begin, int64_t end);
+
+typedef struct nncc_kernel {
+  const char *name;
+  nncc_cpu_kernel_fn cpu; /* NULL when the module has no CPU target */
+  const char *ptx;        /* reserved for the CUDA target: NUL-terminated PTX, or NULL */
+} nncc_kernel;
+
+/** A constant tensor (model weight) stored in the module's weight blob. */
+typedef struct nncc_weight {
+  const char *name;
+  int64_t offset; /* bytes from the start of the weight blob (64-byte aligned) */
+  int64_t bytes;
+} nncc_weight;
+
+typedef struct nncc_module {
+  uint32_t magic;       /* NNCC_MODULE_MAGIC */
+  uint32_t abi_version; /* NNCC_MODULE_ABI_VERSION */
+  uint64_t struct_size; /* sizeof(nncc_module) as the compiler saw it */
+  const char *producer; /* "nncc <version>" */
+  int32_t num_entries;
+  const nncc_entry *entries;
+  int32_t num_kernels;
+  const nncc_kernel *kernels;
+  int32_t num_weights;
+  const nncc_weight *weights;
+  /* The weight blob: embedded (weights_data != NULL) or in a side file next to
+   * the .so (weights_file, memory-mapped at load). */
+  const uint8_t *weights_data;
+  const char *weights_file;
+  int64_t weights_bytes;
+  uint64_t weights_checksum; /* FNV-1a 64 of the blob, checked at load */
+} nncc_module;
+
+/** The one symbol a model.so exports. */
+typedef const nncc_module *(*nncc_module_get_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NNCC_MODULE_ABI_H */

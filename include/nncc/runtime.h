@@ -1,0 +1,164 @@
+/* nncc runtime C ABI: load a compiled model.so, open sessions on a device,
+ * run entry points.
+ *
+ * Errors: every call that can fail returns an nncc_status. NNCC_OK is 0; on
+ * any other value, nncc_last_error() returns a message saying what failed and
+ * why (e.g. "input 'x': expected f32[1,64], got f32[1,32]"). The message is
+ * thread-local: it belongs to the calling thread and stays valid until that
+ * thread's next nncc_* call. A successful call sets it to "".
+ *
+ * Thread safety:
+ *  - A module is immutable after nncc_module_load and reference counted: any
+ *    number of threads and sessions may use it at once.
+ *  - A session is used by one thread at a time (nncc_session_run is not
+ *    reentrant on the same session; different sessions run concurrently).
+ *    Run N sessions for N concurrent requests; they share the module's
+ *    weights.
+ *
+ * Memory:
+ *  - Inputs are caller memory, read in place without a copy; it must stay
+ *    valid and unmodified until nncc_session_run returns.
+ *  - A session allocates its arena (device memory, 64-byte aligned) once, at
+ *    creation: one allocation sized for the largest entry point, zeroed.
+ *    nncc_session_allocated_bytes reports it. Running allocates nothing,
+ *    except the output buffers a caller asks the runtime for (below).
+ *  - Outputs: the caller lists every output of the entry by name. An output
+ *    with data != NULL is written in place (its dtype and dims must match the
+ *    signature). An output with data == NULL is allocated by the runtime
+ *    (64-byte aligned, not counted by the session): nncc_session_run sets
+ *    data, dtype, rank and dims (dims points into the module; valid while the
+ *    module lives); the caller owns data and frees it with nncc_buffer_free.
+ */
+#ifndef NNCC_RUNTIME_H
+#define NNCC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nncc/module_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define NNCC_RUNTIME_API
+#else
+#define NNCC_RUNTIME_API __attribute__((visibility("default")))
+#endif
+
+#define NNCC_RUNTIME_VERSION "0.1.0"
+
+typedef enum nncc_status {
+  NNCC_OK = 0,
+  NNCC_ERROR_INVALID_ARGUMENT = 1, /* bad argument: NULL handle, bad option, malformed device string */
+  NNCC_ERROR_NOT_FOUND = 2,        /* missing file, entry point or symbol */
+  NNCC_ERROR_INVALID_MODULE = 3,   /* truncated/corrupt .so, bad magic, checksum, inconsistent plan */
+  NNCC_ERROR_ABI_MISMATCH = 4,     /* module built for another NNCC_MODULE_ABI_VERSION */
+  NNCC_ERROR_INVALID_INPUT = 5,    /* inputs/outputs do not match the entry's signature */
+  NNCC_ERROR_UNAVAILABLE = 6,      /* device or library (CUDA, BLAS) not available here */
+  NNCC_ERROR_UNSUPPORTED = 7,      /* plan feature this runtime does not implement */
+  NNCC_ERROR_OUT_OF_MEMORY = 8,
+  NNCC_ERROR_INTERNAL = 9
+} nncc_status;
+
+typedef struct nncc_module_handle nncc_module_handle;
+typedef struct nncc_session nncc_session;
+
+/** A tensor passed to nncc_session_run (see "Memory" above). */
+typedef struct nncc_tensor {
+  const char *name;     /* signature name of the input/output */
+  int32_t dtype;        /* nncc_dtype */
+  int32_t rank;
+  const int64_t *dims;  /* rank entries */
+  void *data;           /* caller memory; NULL on an output = allocate it */
+} nncc_tensor;
+
+/** Signature and requirements of one entry point. Pointers stay valid while
+ *  the module is alive. */
+typedef struct nncc_entry_info {
+  const char *name;
+  int32_t num_inputs;
+  const nncc_tensor_desc *inputs;
+  int32_t num_outputs;
+  const nncc_tensor_desc *outputs;
+  int64_t arena_bytes;
+  int32_t num_steps;
+} nncc_entry_info;
+
+/** Session options. Initialize with nncc_session_options_init: struct_size
+ *  lets later runtimes append fields without breaking older callers. */
+typedef struct nncc_session_options {
+  uint32_t struct_size; /* sizeof(nncc_session_options) */
+  int32_t threads;      /* CPU threads running kernels (the caller included); 0 = all cores */
+} nncc_session_options;
+
+/* --- errors and versions --- */
+
+/** Message of the calling thread's last failed nncc_* call ("" after a success). */
+NNCC_RUNTIME_API const char *nncc_last_error(void);
+/** Name of a status code ("NNCC_ERROR_NOT_FOUND"). */
+NNCC_RUNTIME_API const char *nncc_status_name(nncc_status status);
+NNCC_RUNTIME_API const char *nncc_runtime_version(void);
+/** The NNCC_MODULE_ABI_VERSION this runtime loads. */
+NNCC_RUNTIME_API uint32_t nncc_runtime_module_abi_version(void);
+/** Number of devices of a kind ("cpu": 1, "cuda": 0 in this build). */
+NNCC_RUNTIME_API int32_t nncc_device_count(const char *kind);
+/** Name of a dtype ("f32", "i64", "bool"...), or "?" when unknown. */
+NNCC_RUNTIME_API const char *nncc_dtype_name(int32_t dtype);
+/** Bytes per element of a dtype, or 0 when unknown. */
+NNCC_RUNTIME_API size_t nncc_dtype_size(int32_t dtype);
+
+/* --- modules --- */
+
+/** Loads a compiled model.so: dlopen, then checks magic, ABI version, struct
+ *  size, the plan's consistency and the weights (embedded, or a side file
+ *  next to the .so that is memory-mapped; size and FNV-1a checksum). On
+ *  success *out holds one reference. */
+NNCC_RUNTIME_API nncc_status nncc_module_load(const char *path, nncc_module_handle **out);
+NNCC_RUNTIME_API void nncc_module_retain(nncc_module_handle *module);
+/** Drops a reference; the module is unloaded with its last session. NULL is a no-op. */
+NNCC_RUNTIME_API void nncc_module_release(nncc_module_handle *module);
+/** The producer string the compiler recorded ("nncc 0.1.0"). */
+NNCC_RUNTIME_API const char *nncc_module_producer(const nncc_module_handle *module);
+NNCC_RUNTIME_API int32_t nncc_module_num_entries(const nncc_module_handle *module);
+NNCC_RUNTIME_API nncc_status nncc_module_entry_info(const nncc_module_handle *module, int32_t index,
+                                                    nncc_entry_info *out);
+/** Index of the entry point called name (NNCC_ERROR_NOT_FOUND lists the entries). */
+NNCC_RUNTIME_API nncc_status nncc_module_find_entry(const nncc_module_handle *module, const char *name,
+                                                    int32_t *index);
+/** Bytes of the module's weight blob. */
+NNCC_RUNTIME_API int64_t nncc_module_weights_bytes(const nncc_module_handle *module);
+
+/* --- sessions --- */
+
+NNCC_RUNTIME_API void nncc_session_options_init(nncc_session_options *options);
+/** Opens a session on device "cpu" or "cuda:N". options may be NULL (defaults).
+ *  Allocates the arena and starts the thread pool. Holds a module reference. */
+NNCC_RUNTIME_API nncc_status nncc_session_create(nncc_module_handle *module, const char *device,
+                                                 const nncc_session_options *options, nncc_session **out);
+/** NULL is a no-op. */
+NNCC_RUNTIME_API void nncc_session_destroy(nncc_session *session);
+/** Bytes of device memory the session allocated (its arena). Constant over runs. */
+NNCC_RUNTIME_API int64_t nncc_session_allocated_bytes(const nncc_session *session);
+/** Canonical device string of the session ("cpu", "cuda:0"). */
+NNCC_RUNTIME_API const char *nncc_session_device(const nncc_session *session);
+/** Threads the session runs kernels on. */
+NNCC_RUNTIME_API int32_t nncc_session_threads(const nncc_session *session);
+/** Runs an entry point. inputs: every input of the entry once, by name, any
+ *  order. outputs: every output once, by name (see "Memory" above). Checks
+ *  names, dtypes and shapes before running anything. */
+NNCC_RUNTIME_API nncc_status nncc_session_run(nncc_session *session, const char *entry,
+                                              const nncc_tensor *inputs, int32_t num_inputs,
+                                              nncc_tensor *outputs, int32_t num_outputs);
+
+/* --- buffers --- */
+
+/** Frees an output buffer the runtime allocated. NULL is a no-op. */
+NNCC_RUNTIME_API void nncc_buffer_free(void *data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NNCC_RUNTIME_H */

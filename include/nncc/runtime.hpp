@@ -1,0 +1,356 @@
+// nncc runtime C++ API: a header-only layer over the C ABI (nncc/runtime.h)
+// that throws nncc::Error instead of returning status codes.
+//
+//   auto mod = nncc::Module::load("model.so");
+//   nncc::Session s(mod, nncc::Device::best(), {/*threads=*/4});
+//   auto x = nncc::Tensor::wrap(ptr, nncc::DType::f32, {1, 64});   // no copy
+//   auto outs = s.run("forward", {{"x", x}});
+//   const float *y = outs.at("y").data<float>();
+//
+// Header-only on purpose: the only binary interface is the C ABI, so the
+// runtime library can be rebuilt with another compiler or standard library
+// without breaking programs built against this header.
+//
+// Thread safety as in runtime.h: Module is shared by any number of sessions
+// and threads; a Session is used by one thread at a time.
+#ifndef NNCC_RUNTIME_HPP
+#define NNCC_RUNTIME_HPP
+
+#include "nncc/runtime.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace nncc {
+
+/// Every runtime failure; what() is the runtime's message (it names the
+/// file, entry, input or device concerned), status() its code.
+class Error : public std::runtime_error {
+public:
+  Error(nncc_status status, const std::string &message)
+      : std::runtime_error(message), status_(status) {}
+  nncc_status status() const noexcept { return status_; }
+
+private:
+  nncc_status status_;
+};
+
+namespace detail {
+/// Turns a C status into an exception carrying this thread's error message.
+inline void check(nncc_status status) {
+  if (status != NNCC_OK)
+    throw Error(status, nncc_last_error());
+}
+} // namespace detail
+
+/// Element types; the values are ONNX's TensorProto.DataType (= nncc_dtype).
+enum class DType : int32_t {
+  f32 = NNCC_DTYPE_F32,
+  u8 = NNCC_DTYPE_U8,
+  i8 = NNCC_DTYPE_I8,
+  u16 = NNCC_DTYPE_U16,
+  i16 = NNCC_DTYPE_I16,
+  i32 = NNCC_DTYPE_I32,
+  i64 = NNCC_DTYPE_I64,
+  boolean = NNCC_DTYPE_BOOL,
+  f16 = NNCC_DTYPE_F16,
+  f64 = NNCC_DTYPE_F64,
+  u32 = NNCC_DTYPE_U32,
+  u64 = NNCC_DTYPE_U64,
+  bf16 = NNCC_DTYPE_BF16,
+};
+
+/// "f32", "i64"...
+inline const char *dtypeName(DType t) { return nncc_dtype_name(static_cast<int32_t>(t)); }
+/// Bytes per element.
+inline size_t dtypeSize(DType t) { return nncc_dtype_size(static_cast<int32_t>(t)); }
+
+namespace detail {
+/// Whether T is the C++ element type of t (f16/bf16 are accessed as uint16_t bits).
+template <typename T> inline bool holds(DType t) {
+  switch (t) {
+  case DType::f32: return std::is_same<T, float>::value;
+  case DType::f64: return std::is_same<T, double>::value;
+  case DType::i8: return std::is_same<T, int8_t>::value;
+  case DType::i16: return std::is_same<T, int16_t>::value;
+  case DType::i32: return std::is_same<T, int32_t>::value;
+  case DType::i64: return std::is_same<T, int64_t>::value;
+  case DType::u8: return std::is_same<T, uint8_t>::value;
+  case DType::u16:
+  case DType::f16:
+  case DType::bf16: return std::is_same<T, uint16_t>::value;
+  case DType::u32: return std::is_same<T, uint32_t>::value;
+  case DType::u64: return std::is_same<T, uint64_t>::value;
+  case DType::boolean: return std::is_same<T, bool>::value || std::is_same<T, uint8_t>::value;
+  }
+  return false;
+}
+
+inline std::string typeString(DType t, const std::vector<int64_t> &dims) {
+  std::string s = dtypeName(t);
+  s += '[';
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + ']';
+}
+} // namespace detail
+
+/// One input or output of an entry point's signature.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<int64_t> dims;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= d;
+    return n;
+  }
+  /// "f32[1,64]", the form the runtime's messages use.
+  std::string typeString() const { return detail::typeString(dtype, dims); }
+};
+
+/// An entry point ("forward"): its signature and scratch memory.
+struct EntryInfo {
+  std::string name;
+  std::vector<TensorInfo> inputs, outputs;
+  int64_t arenaBytes = 0;
+};
+
+/// A loaded model.so. Copies share one loaded module (reference counted);
+/// it stays loaded while a copy or a session uses it.
+class Module {
+public:
+  /// Loads and verifies a compiled module (ABI version, integrity, weights).
+  static Module load(const std::string &path) {
+    nncc_module_handle *h = nullptr;
+    detail::check(nncc_module_load(path.c_str(), &h));
+    return Module(h);
+  }
+
+  std::vector<EntryInfo> entries() const {
+    std::vector<EntryInfo> out;
+    for (int32_t i = 0; i < nncc_module_num_entries(handle()); ++i)
+      out.push_back(info(i));
+    return out;
+  }
+
+  /// The entry called `name`; throws Error (listing the entries) when absent.
+  EntryInfo entry(const std::string &name) const {
+    int32_t index = 0;
+    detail::check(nncc_module_find_entry(handle(), name.c_str(), &index));
+    return info(index);
+  }
+
+  std::string producer() const { return nncc_module_producer(handle()); }
+  nncc_module_handle *handle() const { return handle_.get(); }
+
+private:
+  explicit Module(nncc_module_handle *h) : handle_(h, nncc_module_release) {}
+
+  EntryInfo info(int32_t index) const {
+    nncc_entry_info e;
+    detail::check(nncc_module_entry_info(handle(), index, &e));
+    auto convert = [](int32_t n, const nncc_tensor_desc *d) {
+      std::vector<TensorInfo> v;
+      for (int32_t i = 0; i < n; ++i)
+        v.push_back(TensorInfo{d[i].name, static_cast<DType>(d[i].dtype),
+                               std::vector<int64_t>(d[i].dims, d[i].dims + d[i].rank)});
+      return v;
+    };
+    return EntryInfo{e.name, convert(e.num_inputs, e.inputs), convert(e.num_outputs, e.outputs),
+                     e.arena_bytes};
+  }
+
+  std::shared_ptr<nncc_module_handle> handle_;
+};
+
+/// Where a session runs: "cpu" or "cuda:N". Validated when a session opens.
+class Device {
+public:
+  static Device cpu() { return Device("cpu"); }
+  static Device cuda(int index = 0) { return Device("cuda:" + std::to_string(index)); }
+  /// cuda:0 when this runtime build and machine have a GPU, else cpu.
+  static Device best() { return nncc_device_count("cuda") > 0 ? cuda(0) : cpu(); }
+  /// From a string such as a --device flag ("cpu", "cuda:1").
+  static Device parse(const std::string &text) { return Device(text); }
+  const std::string &str() const { return name_; }
+
+private:
+  explicit Device(std::string name) : name_(std::move(name)) {}
+  std::string name_;
+};
+
+struct SessionOptions {
+  /// CPU threads running kernels, the calling thread included; 0 = all cores.
+  int threads = 0;
+};
+
+/// A typed, shaped buffer. Either owning (empty(), or an output the runtime
+/// allocated; copies share the buffer, freed with the last copy) or a view of
+/// caller memory (wrap(); no copy, the caller keeps it alive).
+class Tensor {
+public:
+  Tensor() = default;
+
+  /// A new zero-filled, 64-byte aligned tensor.
+  static Tensor empty(DType dtype, std::vector<int64_t> dims) {
+    Tensor t(nullptr, dtype, std::move(dims));
+    size_t bytes = t.bytes();
+    size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, rounded);
+    if (!p)
+      throw std::bad_alloc();
+    std::memset(p, 0, rounded);
+    t.storage_.reset(p, std::free);
+    t.data_ = p;
+    return t;
+  }
+
+  /// A view of caller memory: runs read (or, for outputs, write) it in place.
+  static Tensor wrap(void *data, DType dtype, std::vector<int64_t> dims) {
+    return Tensor(data, dtype, std::move(dims));
+  }
+
+  void *data() { return data_; }
+  const void *data() const { return data_; }
+  /// Typed access; throws Error when T is not this tensor's element type.
+  template <typename T> T *data() {
+    checkType<T>();
+    return static_cast<T *>(data_);
+  }
+  template <typename T> const T *data() const {
+    checkType<T>();
+    return static_cast<const T *>(data_);
+  }
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t> &dims() const { return dims_; }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : dims_)
+      n *= d;
+    return n;
+  }
+  size_t bytes() const { return static_cast<size_t>(numel()) * dtypeSize(dtype_); }
+  /// "f32[1,64]".
+  std::string typeString() const { return detail::typeString(dtype_, dims_); }
+
+private:
+  friend class Session;
+  Tensor(void *data, DType dtype, std::vector<int64_t> dims)
+      : data_(data), dtype_(dtype), dims_(std::move(dims)) {}
+
+  template <typename T> void checkType() const {
+    if (!detail::holds<T>(dtype_))
+      throw Error(NNCC_ERROR_INVALID_ARGUMENT,
+                  std::string("tensor of type ") + dtypeName(dtype_) +
+                      " accessed with another element type");
+  }
+
+  nncc_tensor toC(const char *name) const {
+    return nncc_tensor{name, static_cast<int32_t>(dtype_), static_cast<int32_t>(dims_.size()),
+                       dims_.data(), data_};
+  }
+
+  std::shared_ptr<void> storage_; // owning tensors only
+  void *data_ = nullptr;
+  DType dtype_ = DType::f32;
+  std::vector<int64_t> dims_;
+};
+
+/// Tensors by input/output name.
+using TensorMap = std::map<std::string, Tensor>;
+
+/// A module opened on a device: owns the arena (allocated here, once) and
+/// the CPU thread pool. Use from one thread at a time; open one session per
+/// concurrent caller (they share the module's weights). Move-only.
+class Session {
+public:
+  Session(const Module &module, const Device &device = Device::cpu(),
+          const SessionOptions &options = {})
+      : module_(module) {
+    nncc_session_options o;
+    nncc_session_options_init(&o);
+    o.threads = options.threads;
+    nncc_session *s = nullptr;
+    detail::check(nncc_session_create(module.handle(), device.str().c_str(), &o, &s));
+    session_.reset(s);
+    for (const EntryInfo &e : module.entries())
+      for (const TensorInfo &t : e.outputs)
+        outputNames_[e.name].push_back(t.name);
+  }
+
+  /// Runs `entry` on named inputs (each used in place, not copied) and
+  /// returns its outputs in new tensors owned by the caller.
+  TensorMap run(const std::string &entry, const TensorMap &inputs) {
+    TensorMap outputs;
+    run(entry, inputs, outputs);
+    return outputs;
+  }
+
+  /// Runs `entry` writing into the caller's output tensors (no allocation
+  /// for those; their types must match the signature). Outputs missing from
+  /// `outputs` are allocated and inserted.
+  void run(const std::string &entry, const TensorMap &inputs, TensorMap &outputs) {
+    std::vector<nncc_tensor> in;
+    in.reserve(inputs.size());
+    for (const auto &kv : inputs)
+      in.push_back(kv.second.toC(kv.first.c_str()));
+    // Given tensors first, then the missing ones with data == NULL, which the
+    // runtime allocates (a given tensor without data counts as missing).
+    std::vector<nncc_tensor> out;
+    for (const auto &kv : outputs)
+      if (kv.second.data())
+        out.push_back(kv.second.toC(kv.first.c_str()));
+    size_t given = out.size();
+    std::vector<std::string> names; // of the outputs the runtime allocates
+    auto sig = outputNames_.find(entry); // unknown entries: the runtime reports them
+    if (sig != outputNames_.end())
+      for (const std::string &name : sig->second) {
+        auto it = outputs.find(name);
+        if (it == outputs.end() || !it->second.data())
+          names.push_back(name);
+      }
+    for (const std::string &name : names)
+      out.push_back(nncc_tensor{name.c_str(), 0, 0, nullptr, nullptr});
+    detail::check(nncc_session_run(session_.get(), entry.c_str(), in.data(),
+                                   static_cast<int32_t>(in.size()), out.data(),
+                                   static_cast<int32_t>(out.size())));
+    for (size_t i = given; i < out.size(); ++i) {
+      const nncc_tensor &o = out[i];
+      Tensor t(o.data, static_cast<DType>(o.dtype), std::vector<int64_t>(o.dims, o.dims + o.rank));
+      t.storage_.reset(o.data, nncc_buffer_free);
+      outputs[names[i - given]] = std::move(t);
+    }
+  }
+
+  /// Device memory this session holds (its arena); constant across runs.
+  int64_t allocatedBytes() const { return nncc_session_allocated_bytes(session_.get()); }
+  /// "cpu", "cuda:0".
+  std::string device() const { return nncc_session_device(session_.get()); }
+  int threads() const { return nncc_session_threads(session_.get()); }
+  const Module &module() const { return module_; }
+  nncc_session *handle() const { return session_.get(); }
+
+private:
+  struct Destroy {
+    void operator()(nncc_session *s) const { nncc_session_destroy(s); }
+  };
+  Module module_;
+  std::unique_ptr<nncc_session, Destroy> session_;
+  std::map<std::string, std::vector<std::string>> outputNames_; // by entry, signature order
+};
+
+} // namespace nncc
+
+#endif // NNCC_RUNTIME_HPP

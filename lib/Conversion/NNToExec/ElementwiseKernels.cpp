@@ -1,0 +1,298 @@
+/// Kernels of the elementwise and broadcasting nn ops: one parallel
+/// linalg.generic each, the scalar computation chosen by op.
+#include "lib/Conversion/NNToExec/KernelBuilders.h"
+#include "lib/Conversion/NNToExec/LinalgUtils.h"
+
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace nncc::kernels {
+namespace {
+
+Value cst(OpBuilder &b, Location loc, Type t, double v) { return scalarConstant(b, loc, t, v); }
+
+/// Scalar bodies of unary float ops.
+FailureOr<Value> unaryFloat(OpBuilder &b, Location loc, Operation *op, Value x) {
+  Type t = x.getType();
+  if (isa<nn::SqrtOp>(op))
+    return (Value)math::SqrtOp::create(b, loc, x);
+  if (isa<nn::ExpOp>(op))
+    return (Value)math::ExpOp::create(b, loc, x);
+  if (isa<nn::LogOp>(op))
+    return (Value)math::LogOp::create(b, loc, x);
+  if (isa<nn::ReciprocalOp>(op))
+    return (Value)arith::DivFOp::create(b, loc, cst(b, loc, t, 1), x);
+  if (isa<nn::ErfOp>(op))
+    return (Value)math::ErfOp::create(b, loc, x);
+  if (isa<nn::TanhOp>(op))
+    return (Value)math::TanhOp::create(b, loc, x);
+  if (isa<nn::SigmoidOp>(op)) {
+    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+    return (Value)arith::DivFOp::create(b, loc, cst(b, loc, t, 1),
+                                        arith::AddFOp::create(b, loc, cst(b, loc, t, 1), e));
+  }
+  if (isa<nn::FloorOp>(op))
+    return (Value)math::FloorOp::create(b, loc, x);
+  if (isa<nn::CeilOp>(op))
+    return (Value)math::CeilOp::create(b, loc, x);
+  if (isa<nn::RoundOp>(op))
+    return (Value)math::RoundEvenOp::create(b, loc, x);
+  if (isa<nn::SoftplusOp>(op)) {
+    // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), stable for large |x|.
+    Value zero = cst(b, loc, t, 0);
+    Value pos = arith::MaximumFOp::create(b, loc, x, zero);
+    Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
+    return (Value)arith::AddFOp::create(
+        b, loc, pos, math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, negAbs)));
+  }
+  if (isa<nn::HardSwishOp>(op)) {
+    Value y = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, x, cst(b, loc, t, 1.0 / 6)),
+                                    cst(b, loc, t, 0.5));
+    y = arith::MinimumFOp::create(b, loc, arith::MaximumFOp::create(b, loc, y, cst(b, loc, t, 0)),
+                                  cst(b, loc, t, 1));
+    return (Value)arith::MulFOp::create(b, loc, x, y);
+  }
+  if (auto lr = dyn_cast<nn::LeakyReluOp>(op)) {
+    Value neg = arith::MulFOp::create(b, loc, x, cst(b, loc, t, lr.getAlpha().convertToDouble()));
+    Value isNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, cst(b, loc, t, 0));
+    return (Value)arith::SelectOp::create(b, loc, isNeg, neg, x);
+  }
+  if (isa<nn::EluOp, nn::SeluOp>(op)) {
+    double alpha = isa<nn::EluOp>(op) ? cast<nn::EluOp>(op).getAlpha().convertToDouble()
+                                      : cast<nn::SeluOp>(op).getAlpha().convertToDouble();
+    Value em1 = arith::SubFOp::create(b, loc, math::ExpOp::create(b, loc, x), cst(b, loc, t, 1));
+    Value neg = arith::MulFOp::create(b, loc, em1, cst(b, loc, t, alpha));
+    Value isPos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, cst(b, loc, t, 0));
+    Value y = arith::SelectOp::create(b, loc, isPos, x, neg);
+    if (auto selu = dyn_cast<nn::SeluOp>(op))
+      y = arith::MulFOp::create(b, loc, y, cst(b, loc, t, selu.getGamma().convertToDouble()));
+    return y;
+  }
+  if (auto hs = dyn_cast<nn::HardSigmoidOp>(op)) {
+    Value y = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, x, cst(b, loc, t, hs.getAlpha().convertToDouble())),
+        cst(b, loc, t, hs.getBeta().convertToDouble()));
+    return (Value)arith::MinimumFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, y, cst(b, loc, t, 0)), cst(b, loc, t, 1));
+  }
+  return failure();
+}
+
+/// Scalar bodies of unary ops defined on ints and floats.
+FailureOr<Value> unaryAny(OpBuilder &b, Location loc, Operation *op, Value x, bool isUnsigned) {
+  Type t = x.getType();
+  bool isFloat = isa<FloatType>(t);
+  if (isa<nn::NegOp>(op))
+    return isFloat ? (Value)arith::NegFOp::create(b, loc, x)
+                   : (Value)arith::SubIOp::create(b, loc, cst(b, loc, t, 0), x);
+  if (isa<nn::AbsOp>(op)) {
+    if (isFloat)
+      return (Value)math::AbsFOp::create(b, loc, x);
+    return isUnsigned ? x : (Value)math::AbsIOp::create(b, loc, x);
+  }
+  if (isa<nn::ReluOp>(op))
+    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, x, cst(b, loc, t, 0))
+                   : (Value)arith::MaxSIOp::create(b, loc, x, cst(b, loc, t, 0));
+  if (isa<nn::SignOp>(op)) {
+    Value zero = cst(b, loc, t, 0), one = cst(b, loc, t, 1), minusOne = cst(b, loc, t, -1);
+    Value gt = isFloat ? (Value)arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero)
+                       : (Value)arith::CmpIOp::create(b, loc,
+                                                      isUnsigned ? arith::CmpIPredicate::ugt
+                                                                 : arith::CmpIPredicate::sgt,
+                                                      x, zero);
+    Value lt = isFloat ? (Value)arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero)
+                       : (Value)arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
+    if (isUnsigned)
+      lt = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+    Value neg = arith::SelectOp::create(b, loc, lt, minusOne, zero);
+    return (Value)arith::SelectOp::create(b, loc, gt, one, neg);
+  }
+  if (isa<nn::NotOp>(op))
+    return (Value)arith::XOrIOp::create(b, loc, x, cst(b, loc, t, 1));
+  if (isa<nn::IsNaNOp>(op))
+    return (Value)arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  if (isFloat)
+    return unaryFloat(b, loc, op, x);
+  return failure();
+}
+
+/// Scalar bodies of binary ops; `lhsType`/`rhsType` are the nn operand types.
+FailureOr<Value> binary(OpBuilder &b, Location loc, Operation *op, Value l, Value r,
+                        bool isUnsigned) {
+  Type t = l.getType();
+  bool isFloat = isa<FloatType>(t);
+  using P = arith::CmpIPredicate;
+  using F = arith::CmpFPredicate;
+  auto cmp = [&](F fp, P sp, P up) -> Value {
+    if (isFloat)
+      return arith::CmpFOp::create(b, loc, fp, l, r);
+    return arith::CmpIOp::create(b, loc, isUnsigned ? up : sp, l, r);
+  };
+  if (isa<nn::AddOp>(op))
+    return isFloat ? (Value)arith::AddFOp::create(b, loc, l, r) : (Value)arith::AddIOp::create(b, loc, l, r);
+  if (isa<nn::SubOp>(op))
+    return isFloat ? (Value)arith::SubFOp::create(b, loc, l, r) : (Value)arith::SubIOp::create(b, loc, l, r);
+  if (isa<nn::MulOp>(op))
+    return isFloat ? (Value)arith::MulFOp::create(b, loc, l, r) : (Value)arith::MulIOp::create(b, loc, l, r);
+  if (isa<nn::DivOp>(op)) {
+    if (isFloat)
+      return (Value)arith::DivFOp::create(b, loc, l, r);
+    return isUnsigned ? (Value)arith::DivUIOp::create(b, loc, l, r)
+                      : (Value)arith::DivSIOp::create(b, loc, l, r);
+  }
+  if (isa<nn::MaxOp>(op)) {
+    if (isFloat)
+      return (Value)arith::MaximumFOp::create(b, loc, l, r);
+    return isUnsigned ? (Value)arith::MaxUIOp::create(b, loc, l, r)
+                      : (Value)arith::MaxSIOp::create(b, loc, l, r);
+  }
+  if (isa<nn::MinOp>(op)) {
+    if (isFloat)
+      return (Value)arith::MinimumFOp::create(b, loc, l, r);
+    return isUnsigned ? (Value)arith::MinUIOp::create(b, loc, l, r)
+                      : (Value)arith::MinSIOp::create(b, loc, l, r);
+  }
+  if (isa<nn::PReluOp>(op)) {
+    Value zero = cst(b, loc, t, 0);
+    Value isNeg = isFloat ? (Value)arith::CmpFOp::create(b, loc, F::OLT, l, zero)
+                          : (Value)arith::CmpIOp::create(b, loc, P::slt, l, zero);
+    Value scaled = isFloat ? (Value)arith::MulFOp::create(b, loc, l, r)
+                           : (Value)arith::MulIOp::create(b, loc, l, r);
+    return (Value)arith::SelectOp::create(b, loc, isNeg, scaled, l);
+  }
+  if (isa<nn::AndOp>(op))
+    return (Value)arith::AndIOp::create(b, loc, l, r);
+  if (isa<nn::OrOp>(op))
+    return (Value)arith::OrIOp::create(b, loc, l, r);
+  if (isa<nn::EqualOp>(op))
+    return cmp(F::OEQ, P::eq, P::eq);
+  if (isa<nn::GreaterOp>(op))
+    return cmp(F::OGT, P::sgt, P::ugt);
+  if (isa<nn::LessOp>(op))
+    return cmp(F::OLT, P::slt, P::ult);
+  if (isa<nn::GreaterEqualOp>(op))
+    return cmp(F::OGE, P::sge, P::uge);
+  if (isa<nn::LessEqualOp>(op))
+    return cmp(F::OLE, P::sle, P::ule);
+  return failure();
+}
+
+/// Pow: float bases use powf (an integer exponent converted); integer bases
+/// compute in f64 and convert back, as ONNX's reference does.
+Value pow(OpBuilder &b, Location loc, Value base, Value exp, bool baseUnsigned, bool expUnsigned) {
+  Type bt = base.getType(), et = exp.getType();
+  if (isa<FloatType>(bt)) {
+    Value e = castScalar(b, loc, exp, et, expUnsigned, bt, false);
+    return math::PowFOp::create(b, loc, base, e);
+  }
+  Type f64 = b.getF64Type();
+  Value fb = castScalar(b, loc, base, bt, baseUnsigned, f64, false);
+  Value fe = castScalar(b, loc, exp, et, expUnsigned, f64, false);
+  return castScalar(b, loc, math::PowFOp::create(b, loc, fb, fe), f64, false, bt, baseUnsigned);
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> buildElementwise(OpBuilder &b, Operation *op, ValueRange args,
+                                               ValueRange inits, bool &matched) {
+  Location loc = op->getLoc();
+  matched = true;
+  auto unsignedOperand = [&](unsigned i) { return isUnsignedElement(op->getOperand(i).getType()); };
+
+  if (auto c = dyn_cast<nn::CastOp>(op)) {
+    Type from = getElementTypeOrSelf(args[0]), to = getElementTypeOrSelf(inits[0]);
+    bool fromU = unsignedOperand(0), toU = isUnsignedElement(c.getType());
+    return SmallVector<Value>{broadcastGeneric(b, loc, args, inits[0],
+                                               [&](OpBuilder &nb, Location l, ValueRange s) {
+                                                 return castScalar(nb, l, s[0], from, fromU, to, toU);
+                                               })};
+  }
+  if (isa<nn::PowOp>(op)) {
+    bool bu = unsignedOperand(0), eu = unsignedOperand(1);
+    return SmallVector<Value>{broadcastGeneric(b, loc, args, inits[0],
+                                               [&](OpBuilder &nb, Location l, ValueRange s) {
+                                                 return pow(nb, l, s[0], s[1], bu, eu);
+                                               })};
+  }
+  if (isa<nn::WhereOp>(op))
+    return SmallVector<Value>{broadcastGeneric(b, loc, args, inits[0],
+                                               [&](OpBuilder &nb, Location l, ValueRange s) {
+                                                 return (Value)arith::SelectOp::create(nb, l, s[0], s[1], s[2]);
+                                               })};
+  if (isa<nn::ClipOp>(op)) {
+    bool u = unsignedOperand(0);
+    return SmallVector<Value>{broadcastGeneric(
+        b, loc, args, inits[0], [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
+          if (isa<FloatType>(s[0].getType()))
+            return arith::MinimumFOp::create(nb, l, arith::MaximumFOp::create(nb, l, s[0], s[1]), s[2]);
+          if (u)
+            return arith::MinUIOp::create(nb, l, arith::MaxUIOp::create(nb, l, s[0], s[1]), s[2]);
+          return arith::MinSIOp::create(nb, l, arith::MaxSIOp::create(nb, l, s[0], s[1]), s[2]);
+        })};
+  }
+  if (auto bn = dyn_cast<nn::BatchNormOp>(op)) {
+    // y = (x - mean) / sqrt(var + eps) * scale + bias, parameters along axis 1.
+    auto outType = cast<RankedTensorType>(inits[0].getType());
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = b.getMultiDimIdentityMap(outType.getRank());
+    AffineMap channel = AffineMap::get(outType.getRank(), 0, getAffineDimExpr(1, ctx));
+    SmallVector<AffineMap> maps{id, channel, channel, channel, channel, id};
+    SmallVector<utils::IteratorType> it(outType.getRank(), utils::IteratorType::parallel);
+    double eps = bn.getEpsilon().convertToDouble();
+    return generic(b, loc, args, inits, maps, it,
+                   [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                     Type t = s[0].getType();
+                     Value denom = math::SqrtOp::create(
+                         nb, l, arith::AddFOp::create(nb, l, s[4], cst(nb, l, t, eps)));
+                     Value norm = arith::DivFOp::create(
+                         nb, l, arith::SubFOp::create(nb, l, s[0], s[3]), denom);
+                     return {arith::AddFOp::create(nb, l, arith::MulFOp::create(nb, l, norm, s[1]),
+                                                   s[2])};
+                   });
+  }
+  if (isa<nn::ExpandOp>(op))
+    return SmallVector<Value>{broadcastGeneric(b, loc, args.take_front(1), inits[0],
+                                               [](OpBuilder &, Location, ValueRange s) { return s[0]; })};
+
+  if (op->getNumOperands() == 1 && op->getNumResults() == 1 &&
+      op->hasTrait<OpTrait::ZeroRegions>()) {
+    bool u = unsignedOperand(0);
+    // Probe the op once to know whether a scalar lowering exists.
+    bool ok = true;
+    Value result = broadcastGeneric(b, loc, args, inits[0],
+                                    [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
+                                      auto v = unaryAny(nb, l, op, s[0], u);
+                                      if (failed(v)) {
+                                        ok = false;
+                                        return s[0];
+                                      }
+                                      return *v;
+                                    });
+    if (ok)
+      return SmallVector<Value>{result};
+    result.getDefiningOp()->erase();
+  }
+  if (op->getNumOperands() == 2 && op->getNumResults() == 1) {
+    bool u = unsignedOperand(0);
+    bool ok = true;
+    Value result = broadcastGeneric(b, loc, args, inits[0],
+                                    [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
+                                      auto v = binary(nb, l, op, s[0], s[1], u);
+                                      if (failed(v)) {
+                                        ok = false;
+                                        return s[0];
+                                      }
+                                      return *v;
+                                    });
+    if (ok)
+      return SmallVector<Value>{result};
+    result.getDefiningOp()->erase();
+  }
+  matched = false;
+  return failure();
+}
+
+} // namespace nncc::kernels

@@ -1,0 +1,123 @@
+#include "lib/Conversion/NNToExec/LinalgUtils.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace nncc {
+
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> inShape, ArrayRef<int64_t> outShape) {
+  SmallVector<AffineExpr> exprs;
+  size_t offset = outShape.size() - inShape.size();
+  for (size_t i = 0; i < inShape.size(); ++i) {
+    if (inShape[i] == 1 && outShape[offset + i] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(offset + i, ctx));
+  }
+  return AffineMap::get(outShape.size(), 0, exprs, ctx);
+}
+
+SmallVector<Value>
+generic(OpBuilder &b, Location loc, ValueRange inputs, ValueRange inits, ArrayRef<AffineMap> maps,
+        ArrayRef<utils::IteratorType> iterators,
+        const std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange)> &body) {
+  SmallVector<Type> resultTypes;
+  for (Value init : inits)
+    resultTypes.push_back(init.getType());
+  auto op = linalg::GenericOp::create(
+      b, loc, resultTypes, inputs, inits, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange scalars) {
+        linalg::YieldOp::create(nb, nloc, body(nb, nloc, scalars));
+      });
+  return SmallVector<Value>(op.getResults());
+}
+
+Value broadcastGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
+                       const ScalarBody &body) {
+  auto outType = cast<RankedTensorType>(init.getType());
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs)
+    maps.push_back(broadcastMap(b.getContext(), cast<RankedTensorType>(in.getType()).getShape(),
+                                outType.getShape()));
+  maps.push_back(b.getMultiDimIdentityMap(outType.getRank()));
+  SmallVector<utils::IteratorType> iterators(outType.getRank(), utils::IteratorType::parallel);
+  return generic(b, loc, inputs, init, maps, iterators,
+                 [&](OpBuilder &nb, Location nloc, ValueRange scalars) -> SmallVector<Value> {
+                   return {body(nb, nloc, scalars.drop_back())};
+                 })[0];
+}
+
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(f, value));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, (int64_t)value));
+}
+
+Value fill(OpBuilder &b, Location loc, Value init, Value value) {
+  return linalg::FillOp::create(b, loc, value, init).getResult(0);
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type elementType) {
+  return tensor::EmptyOp::create(b, loc, shape, elementType);
+}
+
+Value lowestValue(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), /*Negative=*/true)));
+  unsigned w = type.getIntOrFloatBitWidth();
+  APInt v = isUnsigned ? APInt::getMinValue(w) : APInt::getSignedMinValue(w);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+}
+
+Value highestValue(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), /*Negative=*/false)));
+  unsigned w = type.getIntOrFloatBitWidth();
+  APInt v = isUnsigned ? APInt::getMaxValue(w) : APInt::getSignedMaxValue(w);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+}
+
+Value castScalar(OpBuilder &b, Location loc, Value v, Type from, bool fromUnsigned, Type to,
+                 bool toUnsigned) {
+  if (from == to)
+    return v;
+  auto fromF = dyn_cast<FloatType>(from), toF = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) { // Anything to bool: non-zero.
+    if (fromF)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                   scalarConstant(b, loc, from, 0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
+                                 scalarConstant(b, loc, from, 0));
+  }
+  if (fromF && toF) {
+    if (fromF.getWidth() < toF.getWidth())
+      return arith::ExtFOp::create(b, loc, to, v);
+    if (fromF.getWidth() > toF.getWidth())
+      return arith::TruncFOp::create(b, loc, to, v);
+    // f16 <-> bf16: through f32.
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return arith::TruncFOp::create(b, loc, to, wide);
+  }
+  if (fromF) // float -> int truncates toward zero.
+    return toUnsigned ? (Value)arith::FPToUIOp::create(b, loc, to, v)
+                      : (Value)arith::FPToSIOp::create(b, loc, to, v);
+  if (toF) {
+    if (fromUnsigned || from.isInteger(1))
+      return arith::UIToFPOp::create(b, loc, to, v);
+    return arith::SIToFPOp::create(b, loc, to, v);
+  }
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw < tw)
+    return (fromUnsigned || fw == 1) ? (Value)arith::ExtUIOp::create(b, loc, to, v)
+                                     : (Value)arith::ExtSIOp::create(b, loc, to, v);
+  if (fw > tw)
+    return arith::TruncIOp::create(b, loc, to, v);
+  return v;
+}
+
+bool isUnsignedElement(Type t) { return getElementTypeOrSelf(t).isUnsignedInteger(); }
+
+} // namespace nncc

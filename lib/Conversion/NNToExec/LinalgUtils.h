@@ -1,0 +1,58 @@
+#ifndef NNCC_LIB_CONVERSION_NNTOEXEC_LINALGUTILS_H
+#define NNCC_LIB_CONVERSION_NNTOEXEC_LINALGUTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+
+namespace nncc {
+
+using ScalarBody =
+    std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+/// The map reading an operand of `inShape` inside the iteration space of
+/// `outShape` under numpy broadcasting (size-1 dims read index 0).
+mlir::AffineMap broadcastMap(mlir::MLIRContext *ctx, llvm::ArrayRef<int64_t> inShape,
+                             llvm::ArrayRef<int64_t> outShape);
+
+/// A parallel linalg.generic over `init`'s shape reading `inputs` with
+/// broadcasting; `body` maps the input scalars to the output scalar.
+mlir::Value broadcastGeneric(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange inputs,
+                             mlir::Value init, const ScalarBody &body);
+
+/// A linalg.generic with explicit maps and iterator types; `body` gets the
+/// input scalars then the output scalars, returns the yielded values.
+llvm::SmallVector<mlir::Value>
+generic(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange inputs, mlir::ValueRange inits,
+        llvm::ArrayRef<mlir::AffineMap> maps, llvm::ArrayRef<mlir::utils::IteratorType> iterators,
+        const std::function<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::Location,
+                                                           mlir::ValueRange)> &body);
+
+/// A scalar constant of `type` (float or integer).
+mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, double value);
+
+/// linalg.fill of `init` with `value`.
+mlir::Value fill(mlir::OpBuilder &b, mlir::Location loc, mlir::Value init, mlir::Value value);
+
+/// An empty tensor of `shape` and `elementType`.
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
+                        mlir::Type elementType);
+
+/// The lowest/highest value of a float or integer type (for max/min identities).
+mlir::Value lowestValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, bool isUnsigned);
+mlir::Value highestValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, bool isUnsigned);
+
+/// Converts a scalar between element types with ONNX Cast semantics.
+mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type from,
+                       bool fromUnsigned, mlir::Type to, bool toUnsigned);
+
+/// True when `t`'s element type is an unsigned integer (before signless conversion).
+bool isUnsignedElement(mlir::Type t);
+
+} // namespace nncc
+
+#endif // NNCC_LIB_CONVERSION_NNTOEXEC_LINALGUTILS_H

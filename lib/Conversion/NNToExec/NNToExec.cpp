@@ -1,0 +1,116 @@
+#include "lib/Conversion/NNToExec/NNToExec.h"
+
+#include "lib/Conversion/NNToExec/KernelBuilders.h"
+
+#include "dialects/Exec/ExecOps.h"
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+
+namespace nncc {
+namespace {
+
+bool isStatic(Operation *op) {
+  auto isStaticType = [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return r && r.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStaticType) &&
+         llvm::all_of(op->getResultTypes(), isStaticType);
+}
+
+/// The ONNX node names a location carries (NameLoc, possibly fused).
+std::string nodeNames(Location loc) {
+  std::string names;
+  loc->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l)) {
+      if (!names.empty())
+        names += ",";
+      names += name.getName().str();
+    }
+    return WalkResult::advance();
+  });
+  return names;
+}
+
+/// Outlines `op` into a kernel function and replaces it with a launch.
+LogicalResult outline(Operation *op, ModuleOp module, int &counter) {
+  MLIRContext *ctx = op->getContext();
+  OpBuilder mb(ctx);
+  mb.setInsertionPointToEnd(module.getBody());
+  SmallVector<Type> argTypes, resultTypes;
+  for (Type t : op->getOperandTypes())
+    argTypes.push_back(toSignless(t));
+  for (Type t : op->getResultTypes()) {
+    argTypes.push_back(toSignless(t));
+    resultTypes.push_back(toSignless(t));
+  }
+  std::string name = "k" + std::to_string(counter++) + "_" +
+                     op->getName().stripDialect().str();
+  auto kernel = func::FuncOp::create(mb, op->getLoc(), name, mb.getFunctionType(argTypes, resultTypes));
+  kernel.setPrivate();
+  // Inits (destinations) may be written in place; inputs are read-only.
+  for (unsigned i = op->getNumOperands(); i < argTypes.size(); ++i)
+    kernel.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName, mb.getBoolAttr(true));
+  Block *body = kernel.addEntryBlock();
+  OpBuilder kb = OpBuilder::atBlockBegin(body);
+  ValueRange args = body->getArguments().take_front(op->getNumOperands());
+  ValueRange inits = body->getArguments().drop_front(op->getNumOperands());
+  auto results = buildKernel(kb, op, args, inits);
+  if (failed(results)) {
+    kernel.erase();
+    return failure();
+  }
+  func::ReturnOp::create(kb, op->getLoc(), *results);
+
+  OpBuilder fb(op);
+  auto launch = exec::LaunchOp::create(fb, op->getLoc(), op->getResultTypes(), name,
+                                       op->getOperands(), nodeNames(op->getLoc()));
+  op->replaceAllUsesWith(launch.getResults());
+  op->erase();
+  return success();
+}
+
+LogicalResult lowerFunction(func::FuncOp func, ModuleOp module, int &counter) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    if (op.getDialect() && isa<nn::NNDialect>(op.getDialect()) && !isa<nn::ConstantOp>(op))
+      ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (!isStatic(op))
+      return op->emitOpError("needs static shapes for code generation (fix dynamic input "
+                             "dims with --shape NAME:DIMS)");
+    // A reshape of a static tensor is a view of the same bytes.
+    if (isa<nn::ReshapeOp, nn::SqueezeOp, nn::UnsqueezeOp>(op) && op->getNumOperands() == 1) {
+      OpBuilder b(op);
+      auto view = exec::ViewOp::create(b, op->getLoc(), op->getResult(0).getType(), op->getOperand(0));
+      op->replaceAllUsesWith(view->getResults());
+      op->erase();
+      continue;
+    }
+    if (failed(outline(op, module, counter)))
+      return failure();
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult lowerNNToExec(ModuleOp module) {
+  int counter = 0;
+  SmallVector<func::FuncOp> entries;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isPrivate())
+      entries.push_back(func);
+  for (auto func : entries)
+    if (failed(lowerFunction(func, module, counter)))
+      return failure();
+  return success();
+}
+
+} // namespace nncc

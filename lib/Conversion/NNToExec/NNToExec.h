@@ -1,0 +1,16 @@
+#ifndef NNCC_LIB_CONVERSION_NNTOEXEC_NNTOEXEC_H
+#define NNCC_LIB_CONVERSION_NNTOEXEC_NNTOEXEC_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace nncc {
+
+/// Lowers every `func.func` of nn ops in `module` to the exec level: library
+/// calls (f32 GEMMs), views (static reshapes) and launches of outlined
+/// kernels (`func.func private @k<N>` holding linalg on tensors, in
+/// destination-passing style). nn.constant stays: constants are weights.
+mlir::LogicalResult lowerNNToExec(mlir::ModuleOp module);
+
+} // namespace nncc
+
+#endif // NNCC_LIB_CONVERSION_NNTOEXEC_NNTOEXEC_H

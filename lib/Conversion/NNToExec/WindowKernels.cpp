@@ -1,0 +1,298 @@
+/// Kernels of windowed and contraction ops generated as loops: max_pool,
+/// average_pool, conv and conv_transpose (direct form), and matmul/gemm for
+/// the types no library call covers.
+#include "lib/Conversion/NNToExec/KernelBuilders.h"
+#include "lib/Conversion/NNToExec/LinalgUtils.h"
+
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace nncc::kernels {
+namespace {
+
+Value cst(OpBuilder &b, Location loc, Type t, double v) { return scalarConstant(b, loc, t, v); }
+Value idx(OpBuilder &b, Location loc, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+Value addS(OpBuilder &b, Location l, Value x, Value y) {
+  return isa<FloatType>(x.getType()) ? (Value)arith::AddFOp::create(b, l, x, y)
+                                     : (Value)arith::AddIOp::create(b, l, x, y);
+}
+Value mulS(OpBuilder &b, Location l, Value x, Value y) {
+  return isa<FloatType>(x.getType()) ? (Value)arith::MulFOp::create(b, l, x, y)
+                                     : (Value)arith::MulIOp::create(b, l, x, y);
+}
+
+/// Iterators: `parallelDims` parallel, then `reductionDims` reductions.
+SmallVector<utils::IteratorType> iterators(int64_t parallelDims, int64_t reductionDims) {
+  SmallVector<utils::IteratorType> it(parallelDims, utils::IteratorType::parallel);
+  it.append(reductionDims, utils::IteratorType::reduction);
+  return it;
+}
+
+/// In-window input coordinate of output dim `o` and window dim `k`:
+/// o*stride - pad + k*dilation, with validity against [lo, hi).
+std::pair<Value, Value> windowCoord(OpBuilder &b, Location l, Value o, Value k, int64_t stride,
+                                    int64_t pad, int64_t dilation, int64_t lo, int64_t hi) {
+  Value i = arith::AddIOp::create(
+      b, l, arith::SubIOp::create(b, l, arith::MulIOp::create(b, l, o, idx(b, l, stride)), idx(b, l, pad)),
+      arith::MulIOp::create(b, l, k, idx(b, l, dilation)));
+  Value ok = arith::AndIOp::create(b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, idx(b, l, lo)),
+                                   arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, idx(b, l, hi)));
+  return {i, ok};
+}
+
+Value clampIndex(OpBuilder &b, Location loc, Value i, int64_t size) {
+  Value lo = arith::MaxSIOp::create(b, loc, i, idx(b, loc, 0));
+  return arith::MinSIOp::create(b, loc, lo, idx(b, loc, std::max<int64_t>(size - 1, 0)));
+}
+
+template <typename PoolOp>
+Value pool(OpBuilder &b, Location loc, PoolOp op, Value x, Value init) {
+  auto inShape = typeOf(x).getShape();
+  auto outType = typeOf(init);
+  int64_t rank = outType.getRank(), spatial = rank - 2;
+  Type t = outType.getElementType();
+  ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(), pads = op.getPads(),
+                    dilations = op.getDilations();
+  bool isMax = std::is_same_v<PoolOp, nn::MaxPoolOp>;
+  bool includePad = false;
+  if constexpr (std::is_same_v<PoolOp, nn::AveragePoolOp>)
+    includePad = op.getCountIncludePad();
+  bool u = isUnsignedElement(op.getInput().getType());
+  // A dummy input carries the window shape into the iteration space.
+  Value window = emptyTensor(b, loc, kernel, t);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> winExprs;
+  for (int64_t s = 0; s < spatial; ++s)
+    winExprs.push_back(getAffineDimExpr(rank + s, ctx));
+  AffineMap winMap = AffineMap::get(rank + spatial, 0, winExprs, ctx);
+  AffineMap outMap = AffineMap::getMultiDimIdentityMap(rank + spatial, ctx).getMajorSubMap(rank);
+  Value acc = fill(b, loc, init, isMax ? lowestValue(b, loc, t, u) : cst(b, loc, t, 0));
+  Value count = fill(b, loc, emptyTensor(b, loc, outType.getShape(), t), cst(b, loc, t, 0));
+  auto results = generic(
+      b, loc, window, isMax ? ValueRange{acc} : ValueRange{acc, count}, isMax ? SmallVector<AffineMap>{winMap, outMap} : SmallVector<AffineMap>{winMap, outMap, outMap},
+      iterators(rank, spatial), [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+        SmallVector<Value> src{linalg::IndexOp::create(nb, l, 0), linalg::IndexOp::create(nb, l, 1)};
+        Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+        Value counted = valid;
+        for (int64_t d = 0; d < spatial; ++d) {
+          Value o = linalg::IndexOp::create(nb, l, 2 + d), k = linalg::IndexOp::create(nb, l, rank + d);
+          auto [i, ok] = windowCoord(nb, l, o, k, strides[d], pads[d], dilations[d], 0, inShape[2 + d]);
+          valid = arith::AndIOp::create(nb, l, valid, ok);
+          if (includePad) {
+            auto [ip, okp] = windowCoord(nb, l, o, k, strides[d], pads[d], dilations[d], -pads[d],
+                                         inShape[2 + d] + pads[spatial + d]);
+            counted = arith::AndIOp::create(nb, l, counted, okp);
+          }
+          src.push_back(clampIndex(nb, l, i, inShape[2 + d]));
+        }
+        if (!includePad)
+          counted = valid;
+        Value v = tensor::ExtractOp::create(nb, l, x, src);
+        if (isMax) {
+          Value m = isa<FloatType>(t) ? (Value)arith::MaximumFOp::create(nb, l, v, s[1])
+                                      : (u ? (Value)arith::MaxUIOp::create(nb, l, v, s[1])
+                                           : (Value)arith::MaxSIOp::create(nb, l, v, s[1]));
+          return {arith::SelectOp::create(nb, l, valid, m, s[1])};
+        }
+        Value sum = arith::SelectOp::create(nb, l, valid, addS(nb, l, s[1], v), s[1]);
+        Value n = arith::SelectOp::create(nb, l, counted, addS(nb, l, s[2], cst(nb, l, t, 1)), s[2]);
+        return {sum, n};
+      });
+  if (isMax)
+    return results[0];
+  return broadcastGeneric(b, loc, {results[0], results[1]}, init,
+                          [](OpBuilder &nb, Location l, ValueRange s) -> Value {
+                            return arith::DivFOp::create(nb, l, s[0], s[1]);
+                          });
+}
+
+/// Direct N-d grouped convolution: out[n,m,o] = sum_{c,k} x[n, g*Cg+c, o*s-p+k*d] * w[m,c,k] + bias[m].
+Value conv(OpBuilder &b, Location loc, nn::ConvOp op, Value x, Value w, Value bias, Value init) {
+  auto inShape = typeOf(x).getShape(), wShape = typeOf(w).getShape();
+  auto outType = typeOf(init);
+  int64_t rank = outType.getRank(), spatial = rank - 2;
+  int64_t group = op.getGroup(), cg = wShape[1], mg = outType.getShape()[1] / group;
+  Type t = outType.getElementType();
+  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(), dilations = op.getDilations();
+  MLIRContext *ctx = b.getContext();
+  int64_t numDims = rank + 1 + spatial; // n, m, o..., c, k...
+  SmallVector<AffineExpr> wExprs{getAffineDimExpr(1, ctx), getAffineDimExpr(rank, ctx)};
+  for (int64_t s = 0; s < spatial; ++s)
+    wExprs.push_back(getAffineDimExpr(rank + 1 + s, ctx));
+  AffineMap wMap = AffineMap::get(numDims, 0, wExprs, ctx);
+  AffineMap outMap = AffineMap::getMultiDimIdentityMap(numDims, ctx).getMajorSubMap(rank);
+  Value acc = fill(b, loc, init, cst(b, loc, t, 0));
+  Value result = generic(
+      b, loc, w, acc, {wMap, outMap}, iterators(rank, 1 + spatial),
+      [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+        Value m = linalg::IndexOp::create(nb, l, 1), c = linalg::IndexOp::create(nb, l, rank);
+        Value g = arith::DivUIOp::create(nb, l, m, idx(nb, l, mg));
+        Value cin = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, g, idx(nb, l, cg)), c);
+        SmallVector<Value> src{linalg::IndexOp::create(nb, l, 0), cin};
+        Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+        for (int64_t d = 0; d < spatial; ++d) {
+          auto [i, ok] = windowCoord(nb, l, linalg::IndexOp::create(nb, l, 2 + d),
+                                     linalg::IndexOp::create(nb, l, rank + 1 + d), strides[d], pads[d],
+                                     dilations[d], 0, inShape[2 + d]);
+          valid = arith::AndIOp::create(nb, l, valid, ok);
+          src.push_back(clampIndex(nb, l, i, inShape[2 + d]));
+        }
+        Value v = tensor::ExtractOp::create(nb, l, x, src);
+        Value prod = mulS(nb, l, v, s[0]);
+        return {arith::SelectOp::create(nb, l, valid, addS(nb, l, s[1], prod), s[1])};
+      })[0];
+  if (!bias)
+    return result;
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, ctx));
+  return generic(b, loc, {result, bias}, init, {id, channel, id}, iterators(rank, 0),
+                 [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                   return {addS(nb, l, s[0], s[1])};
+                 })[0];
+}
+
+/// Direct transposed convolution: out[n,m,o] = sum_{c,k} x[n, g*Cg+c, (o+p-k*d)/s] * w[g*Cg+c, m%Mg, k]
+/// over the (c, k) whose source coordinate is integral and in range.
+Value convTranspose(OpBuilder &b, Location loc, nn::ConvTransposeOp op, Value x, Value w, Value bias,
+                    Value init) {
+  auto inShape = typeOf(x).getShape(), wShape = typeOf(w).getShape();
+  auto outType = typeOf(init);
+  int64_t rank = outType.getRank(), spatial = rank - 2;
+  int64_t group = op.getGroup(), cg = inShape[1] / group, mg = wShape[1];
+  Type t = outType.getElementType();
+  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(), dilations = op.getDilations();
+  MLIRContext *ctx = b.getContext();
+  // A dummy input carries (c, k...) extents.
+  SmallVector<int64_t> redShape{cg};
+  for (int64_t s = 0; s < spatial; ++s)
+    redShape.push_back(wShape[2 + s]);
+  Value red = emptyTensor(b, loc, redShape, t);
+  int64_t numDims = rank + 1 + spatial;
+  SmallVector<AffineExpr> redExprs;
+  for (int64_t i = 0; i < 1 + spatial; ++i)
+    redExprs.push_back(getAffineDimExpr(rank + i, ctx));
+  AffineMap redMap = AffineMap::get(numDims, 0, redExprs, ctx);
+  AffineMap outMap = AffineMap::getMultiDimIdentityMap(numDims, ctx).getMajorSubMap(rank);
+  Value acc = fill(b, loc, init, cst(b, loc, t, 0));
+  Value result = generic(
+      b, loc, red, acc, {redMap, outMap}, iterators(rank, 1 + spatial),
+      [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+        Value m = linalg::IndexOp::create(nb, l, 1), c = linalg::IndexOp::create(nb, l, rank);
+        Value g = arith::DivUIOp::create(nb, l, m, idx(nb, l, mg));
+        Value mIn = arith::RemUIOp::create(nb, l, m, idx(nb, l, mg));
+        Value cin = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, g, idx(nb, l, cg)), c);
+        SmallVector<Value> xSrc{linalg::IndexOp::create(nb, l, 0), cin}, wSrc{cin, mIn};
+        Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+        for (int64_t d = 0; d < spatial; ++d) {
+          Value o = linalg::IndexOp::create(nb, l, 2 + d), k = linalg::IndexOp::create(nb, l, rank + 1 + d);
+          Value num = arith::SubIOp::create(nb, l, arith::AddIOp::create(nb, l, o, idx(nb, l, pads[d])),
+                                            arith::MulIOp::create(nb, l, k, idx(nb, l, dilations[d])));
+          Value i = arith::DivSIOp::create(nb, l, num, idx(nb, l, strides[d]));
+          Value exact = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                              arith::RemSIOp::create(nb, l, num, idx(nb, l, strides[d])), idx(nb, l, 0));
+          Value inRange = arith::AndIOp::create(
+              nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, num, idx(nb, l, 0)),
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(nb, l, inShape[2 + d])));
+          valid = arith::AndIOp::create(nb, l, valid, arith::AndIOp::create(nb, l, exact, inRange));
+          xSrc.push_back(clampIndex(nb, l, i, inShape[2 + d]));
+          wSrc.push_back(k);
+        }
+        Value prod = mulS(nb, l, tensor::ExtractOp::create(nb, l, x, xSrc), tensor::ExtractOp::create(nb, l, w, wSrc));
+        return {arith::SelectOp::create(nb, l, valid, addS(nb, l, s[1], prod), s[1])};
+      })[0];
+  if (!bias)
+    return result;
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, ctx));
+  return generic(b, loc, {result, bias}, init, {id, channel, id}, iterators(rank, 0),
+                 [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                   return {addS(nb, l, s[0], s[1])};
+                 })[0];
+}
+
+/// numpy matmul as loops (batch dims broadcast, 1-d operands promoted).
+Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init) {
+  auto lt = typeOf(lhs), rt = typeOf(rhs), ot = typeOf(init);
+  int64_t outRank = ot.getRank();
+  bool hasI = lt.getRank() >= 2, hasJ = rt.getRank() >= 2;
+  int64_t batch = outRank - hasI - hasJ;
+  int64_t numDims = outRank + 1, k = outRank;
+  MLIRContext *ctx = b.getContext();
+  auto batchExprs = [&](RankedTensorType t, int64_t own) {
+    SmallVector<AffineExpr> e;
+    int64_t tb = t.getRank() - own;
+    for (int64_t i = 0; i < tb; ++i) {
+      int64_t od = batch - tb + i;
+      e.push_back(t.getShape()[i] == 1 && ot.getShape()[od] != 1 ? getAffineConstantExpr(0, ctx)
+                                                                  : getAffineDimExpr(od, ctx));
+    }
+    return e;
+  };
+  SmallVector<AffineExpr> le = batchExprs(lt, hasI ? 2 : 1), re = batchExprs(rt, hasJ ? 2 : 1);
+  if (hasI)
+    le.push_back(getAffineDimExpr(batch, ctx));
+  le.push_back(getAffineDimExpr(k, ctx));
+  re.push_back(getAffineDimExpr(k, ctx));
+  if (hasJ)
+    re.push_back(getAffineDimExpr(batch + hasI, ctx));
+  SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, le, ctx), AffineMap::get(numDims, 0, re, ctx),
+                              AffineMap::getMultiDimIdentityMap(numDims, ctx).getMajorSubMap(outRank)};
+  Value acc = fill(b, loc, init, cst(b, loc, ot.getElementType(), 0));
+  return generic(b, loc, {lhs, rhs}, acc, maps, iterators(outRank, 1),
+                 [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                   return {addS(nb, l, s[2], mulS(nb, l, s[0], s[1]))};
+                 })[0];
+}
+
+Value gemm(OpBuilder &b, Location loc, nn::GemmOp op, Value a, Value bm, Value c, Value init) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr i = getAffineDimExpr(0, ctx), j = getAffineDimExpr(1, ctx), k = getAffineDimExpr(2, ctx);
+  AffineMap aMap = AffineMap::get(3, 0, op.getTransA() ? ArrayRef<AffineExpr>{k, i} : ArrayRef<AffineExpr>{i, k}, ctx);
+  AffineMap bMap = AffineMap::get(3, 0, op.getTransB() ? ArrayRef<AffineExpr>{j, k} : ArrayRef<AffineExpr>{k, j}, ctx);
+  AffineMap oMap = AffineMap::get(3, 0, {i, j}, ctx);
+  Type t = typeOf(init).getElementType();
+  Value acc = fill(b, loc, init, cst(b, loc, t, 0));
+  Value prod = generic(b, loc, {a, bm}, acc, {aMap, bMap, oMap}, iterators(2, 1),
+                       [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                         return {addS(nb, l, s[2], mulS(nb, l, s[0], s[1]))};
+                       })[0];
+  double alpha = op.getAlpha().convertToDouble(), beta = op.getBeta().convertToDouble();
+  SmallVector<Value> ins{prod};
+  if (c)
+    ins.push_back(c);
+  return broadcastGeneric(b, loc, ins, init, [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
+    Value y = mulS(nb, l, s[0], cst(nb, l, t, alpha));
+    if (s.size() > 1)
+      y = addS(nb, l, y, mulS(nb, l, s[1], cst(nb, l, t, beta)));
+    return y;
+  });
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>> buildWindow(OpBuilder &b, Operation *op, ValueRange args,
+                                          ValueRange inits, bool &matched) {
+  matched = true;
+  Location loc = op->getLoc();
+  if (auto p = dyn_cast<nn::MaxPoolOp>(op))
+    return SmallVector<Value>{pool(b, loc, p, args[0], inits[0])};
+  if (auto p = dyn_cast<nn::AveragePoolOp>(op))
+    return SmallVector<Value>{pool(b, loc, p, args[0], inits[0])};
+  if (auto c = dyn_cast<nn::ConvOp>(op))
+    return SmallVector<Value>{conv(b, loc, c, args[0], args[1], args.size() > 2 ? args[2] : Value(), inits[0])};
+  if (auto c = dyn_cast<nn::ConvTransposeOp>(op))
+    return SmallVector<Value>{convTranspose(b, loc, c, args[0], args[1], args.size() > 2 ? args[2] : Value(), inits[0])};
+  if (isa<nn::MatMulOp>(op))
+    return SmallVector<Value>{matmul(b, loc, args[0], args[1], inits[0])};
+  if (auto g = dyn_cast<nn::GemmOp>(op))
+    return SmallVector<Value>{gemm(b, loc, g, args[0], args[1], args.size() > 2 ? args[2] : Value(), inits[0])};
+  matched = false;
+  return failure();
+}
+
+} // namespace nncc::kernels

@@ -1,0 +1,53 @@
+//===- Device.cpp ---------------------------------------------------------===//
+#include "Device.h"
+
+#include "cpu/CpuDevice.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace nncc::rt {
+
+Status parseDevice(const char *text, DeviceSpec *out) {
+  if (!text)
+    return error(NNCC_ERROR_INVALID_ARGUMENT, "device must not be NULL");
+  std::string s = text;
+  if (s == "cpu" || s == "cpu:0") {
+    *out = DeviceSpec{DeviceSpec::Cpu, 0};
+    return Status::ok();
+  }
+  if (s == "cuda") {
+    *out = DeviceSpec{DeviceSpec::Cuda, 0};
+    return Status::ok();
+  }
+  if (s.compare(0, 5, "cuda:") == 0 && s.size() > 5 && s.size() <= 9) {
+    char *end = nullptr;
+    errno = 0;
+    long n = std::strtol(s.c_str() + 5, &end, 10);
+    if (errno == 0 && *end == '\0' && n >= 0 && s[5] >= '0' && s[5] <= '9') {
+      *out = DeviceSpec{DeviceSpec::Cuda, static_cast<int>(n)};
+      return Status::ok();
+    }
+  }
+  return error(NNCC_ERROR_INVALID_ARGUMENT,
+               "unknown device '" + s + "' (expected 'cpu' or 'cuda:N')");
+}
+
+int deviceCount(DeviceSpec::Kind kind) { return kind == DeviceSpec::Cpu ? 1 : 0; }
+
+Status createDeviceSession(const Module &module, const DeviceSpec &device,
+                           const SessionConfig &config, std::unique_ptr<DeviceSession> *out) {
+  switch (device.kind) {
+  case DeviceSpec::Cpu:
+    return createCpuSession(module, config, out);
+  case DeviceSpec::Cuda:
+    // runtime/cuda/ (a later issue) provides createCudaSession here.
+    return error(NNCC_ERROR_UNAVAILABLE,
+                 "CUDA support is not available in this runtime build (device " + device.str() +
+                     ")");
+  }
+  return error(NNCC_ERROR_INTERNAL, "unknown device kind");
+}
+
+} // namespace nncc::rt

@@ -1,0 +1,56 @@
+//===- Device.h - the device layer behind a session -----------------------===//
+//
+// A session checks the caller's tensors against the signature (the same on
+// every device) and hands the run to a DeviceSession, which owns the device
+// memory and executes the plan. cpu/ implements it now; cuda/ slots in behind
+// the same interface (createDeviceSession dispatches on the device kind).
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNCC_RUNTIME_DEVICE_H
+#define NNCC_RUNTIME_DEVICE_H
+
+#include "Module.h"
+#include "Status.h"
+
+#include <memory>
+#include <string>
+
+namespace nncc::rt {
+
+struct DeviceSpec {
+  enum Kind { Cpu, Cuda } kind = Cpu;
+  int index = 0;
+  /// Canonical form: "cpu", "cuda:0".
+  std::string str() const { return kind == Cpu ? "cpu" : "cuda:" + std::to_string(index); }
+};
+
+/// Parses "cpu" or "cuda:N" ("cuda" means cuda:0).
+Status parseDevice(const char *text, DeviceSpec *out);
+
+struct SessionConfig {
+  int threads = 1; // resolved: >= 1
+};
+
+/// One session's state on one device.
+class DeviceSession {
+public:
+  virtual ~DeviceSession() = default;
+  /// Bytes of device memory held (the arena); constant after creation.
+  virtual int64_t allocatedBytes() const = 0;
+  virtual int threads() const = 0;
+  /// Runs entry `entry`. inputs[i]/outputs[i] point to the i-th input/output
+  /// of the entry, already checked against its signature.
+  virtual Status run(int32_t entry, const void *const *inputs, void *const *outputs) = 0;
+};
+
+/// Creates the device half of a session, or says why the device cannot run
+/// this module (unavailable device, kernels without code for it...).
+Status createDeviceSession(const Module &module, const DeviceSpec &device,
+                           const SessionConfig &config, std::unique_ptr<DeviceSession> *out);
+
+/// Devices of a kind this build and machine offer.
+int deviceCount(DeviceSpec::Kind kind);
+
+} // namespace nncc::rt
+
+#endif // NNCC_RUNTIME_DEVICE_H

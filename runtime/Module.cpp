@@ -1,0 +1,187 @@
+//===- Module.cpp - loading a model.so ------------------------------------===//
+#include "Module.h"
+
+#include "DType.h"
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <memory>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace nncc::rt {
+
+namespace {
+
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+} // namespace
+
+Module::~Module() {
+  if (map_)
+    munmap(map_, mapBytes_);
+  if (dl_)
+    dlclose(dl_);
+}
+
+void Module::release() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    delete this;
+}
+
+int32_t Module::findEntry(const char *name) const {
+  if (!name)
+    return -1;
+  for (int32_t i = 0; i < abi_->num_entries; ++i)
+    if (std::strcmp(abi_->entries[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+std::string Module::entryNames() const {
+  std::string s;
+  for (int32_t i = 0; i < abi_->num_entries; ++i) {
+    if (i)
+      s += ", ";
+    s += "'" + std::string(abi_->entries[i].name) + "'";
+  }
+  return s.empty() ? "none" : s;
+}
+
+Status Module::load(const char *path, Module **out) {
+  if (!path || !out)
+    return error(NNCC_ERROR_INVALID_ARGUMENT, "nncc_module_load: path and out must not be NULL");
+  *out = nullptr;
+  std::string display = path;
+  auto fail = [&](nncc_status code, const std::string &why) {
+    return error(code, "cannot load module '" + display + "': " + why);
+  };
+
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return fail(errno == ENOENT ? NNCC_ERROR_NOT_FOUND : NNCC_ERROR_INVALID_ARGUMENT,
+                std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return fail(NNCC_ERROR_INVALID_ARGUMENT, "not a regular file");
+
+  // An absolute path keeps dlopen from searching LD_LIBRARY_PATH for a bare
+  // name, and locates a weights side file next to the .so.
+  char *resolved = realpath(path, nullptr);
+  if (!resolved)
+    return fail(NNCC_ERROR_NOT_FOUND, std::strerror(errno));
+  std::string absPath = resolved;
+  std::free(resolved);
+
+  Status elf = checkElfFile(absPath);
+  if (!elf.isOk())
+    return fail(elf.code(), elf.message());
+
+  std::unique_ptr<Module, void (*)(Module *)> m(new Module(), [](Module *p) { p->release(); });
+  m->path_ = absPath;
+  dlerror();
+  m->dl_ = dlopen(absPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!m->dl_) {
+    const char *why = dlerror();
+    return fail(NNCC_ERROR_INVALID_MODULE, why ? why : "dlopen failed");
+  }
+  dlerror();
+  void *sym = dlsym(m->dl_, NNCC_MODULE_SYMBOL);
+  if (!sym)
+    return fail(NNCC_ERROR_INVALID_MODULE,
+                "not an nncc module (it does not export '" NNCC_MODULE_SYMBOL "')");
+  auto get = reinterpret_cast<nncc_module_get_fn>(sym);
+  m->abi_ = get();
+  if (!m->abi_)
+    return fail(NNCC_ERROR_INVALID_MODULE, NNCC_MODULE_SYMBOL "() returned NULL");
+
+  const nncc_module &abi = *m->abi_;
+  if (abi.magic != NNCC_MODULE_MAGIC)
+    return fail(NNCC_ERROR_INVALID_MODULE,
+                format("bad module magic 0x%08x (expected 0x%08x)", abi.magic, NNCC_MODULE_MAGIC));
+  // Nothing past abi_version may be read before the version matches: the
+  // layout of the rest belongs to that version.
+  if (abi.abi_version != NNCC_MODULE_ABI_VERSION)
+    return fail(NNCC_ERROR_ABI_MISMATCH,
+                format("module ABI version %u, but this runtime (nncc %s) loads version %u; "
+                       "recompile the model with a matching nncc or use a matching runtime",
+                       abi.abi_version, NNCC_RUNTIME_VERSION, NNCC_MODULE_ABI_VERSION));
+  if (abi.struct_size < sizeof(nncc_module))
+    return fail(NNCC_ERROR_ABI_MISMATCH,
+                format("module struct is %llu bytes, this runtime expects at least %zu",
+                       static_cast<unsigned long long>(abi.struct_size), sizeof(nncc_module)));
+
+  Status s = m->verify();
+  if (s.isOk())
+    s = m->loadWeights();
+  if (!s.isOk())
+    return fail(s.code(), s.message());
+  *out = m.release();
+  return Status::ok();
+}
+
+Status Module::loadWeights() {
+  const nncc_module &abi = *abi_;
+  if (abi.weights_bytes < 0)
+    return error(NNCC_ERROR_INVALID_MODULE, format("negative weights_bytes %lld",
+                                                   static_cast<long long>(abi.weights_bytes)));
+  if (abi.weights_data && abi.weights_file)
+    return error(NNCC_ERROR_INVALID_MODULE,
+                 "module has both embedded weights and a weights file");
+  size_t bytes = static_cast<size_t>(abi.weights_bytes);
+  if (abi.weights_data) {
+    weights_ = abi.weights_data;
+  } else if (abi.weights_file) {
+    std::string file = abi.weights_file;
+    if (file.empty() || file[0] != '/')
+      file = directoryOf(path_) + "/" + file;
+    int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return error(NNCC_ERROR_NOT_FOUND,
+                   "cannot open weights file '" + file + "': " + std::strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != bytes) {
+      close(fd);
+      return error(NNCC_ERROR_INVALID_MODULE,
+                   format("weights file '%s' has %lld bytes, the module expects %lld", file.c_str(),
+                          static_cast<long long>(st.st_size),
+                          static_cast<long long>(abi.weights_bytes)));
+    }
+    if (bytes > 0) {
+      void *p = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED) {
+        int err = errno;
+        close(fd);
+        return error(NNCC_ERROR_OUT_OF_MEMORY,
+                     "cannot map weights file '" + file + "': " + std::strerror(err));
+      }
+      map_ = p;
+      mapBytes_ = bytes;
+      weights_ = static_cast<const uint8_t *>(p);
+    }
+    close(fd);
+  } else if (bytes > 0) {
+    return error(NNCC_ERROR_INVALID_MODULE,
+                 "module declares weights but has neither embedded data nor a weights file");
+  }
+
+  uint64_t sum = fnv1a64(weights_, weights_ ? bytes : 0);
+  if (sum != abi.weights_checksum)
+    return error(NNCC_ERROR_INVALID_MODULE,
+                 format("weights checksum mismatch (FNV-1a 64 of %lld bytes is 0x%016llx, the "
+                        "module records 0x%016llx): the weights are corrupt or do not belong "
+                        "to this module",
+                        static_cast<long long>(abi.weights_bytes),
+                        static_cast<unsigned long long>(sum),
+                        static_cast<unsigned long long>(abi.weights_checksum)));
+  return Status::ok();
+}
+
+} // namespace nncc::rt

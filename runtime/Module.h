@@ -1,0 +1,82 @@
+//===- Module.h - a loaded model.so ---------------------------------------===//
+//
+// A Module owns the dlopen handle of a compiled model.so, the verified view of
+// its nncc_module struct and its weight blob (embedded, or a memory-mapped
+// side file). It is immutable after load and reference counted, so any number
+// of sessions and threads share it; the last release unloads it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNCC_RUNTIME_MODULE_H
+#define NNCC_RUNTIME_MODULE_H
+
+#include "Status.h"
+#include "nncc/module_abi.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nncc::rt {
+
+class Module {
+public:
+  /// Loads and verifies `path`; on success *out holds one reference.
+  static Status load(const char *path, Module **out);
+
+  void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release();
+
+  const nncc_module &abi() const { return *abi_; }
+  const std::string &path() const { return path_; }
+  const char *producer() const { return abi_->producer ? abi_->producer : ""; }
+
+  int32_t numEntries() const { return abi_->num_entries; }
+  const nncc_entry &entry(int32_t i) const { return abi_->entries[i]; }
+  /// Index of the entry called `name`, or -1.
+  int32_t findEntry(const char *name) const;
+  /// "'forward', 'train_step'" for error messages.
+  std::string entryNames() const;
+  /// Largest arena_bytes over all entries (a session's one arena).
+  int64_t maxArenaBytes() const { return maxArenaBytes_; }
+
+  /// Byte sizes of an entry's inputs/outputs (checked against overflow at load).
+  int64_t inputBytes(int32_t e, int32_t i) const { return ioBytes_[e].inputs[i]; }
+  int64_t outputBytes(int32_t e, int32_t i) const { return ioBytes_[e].outputs[i]; }
+
+  /// Start of the weight blob (nullptr when the module has no weights).
+  const uint8_t *weights() const { return weights_; }
+  int64_t weightsBytes() const { return abi_->weights_bytes; }
+
+private:
+  Module() = default;
+  ~Module();
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+
+  Status loadWeights();
+  Status verify();
+
+  struct IOBytes {
+    std::vector<int64_t> inputs, outputs;
+  };
+
+  std::atomic<int> refs_{1};
+  std::string path_;
+  void *dl_ = nullptr;
+  const nncc_module *abi_ = nullptr;
+  const uint8_t *weights_ = nullptr;
+  void *map_ = nullptr; // mmapped weights file
+  size_t mapBytes_ = 0;
+  int64_t maxArenaBytes_ = 0;
+  std::vector<IOBytes> ioBytes_;
+};
+
+/// Checks that `path` is a complete ELF shared object for this host (headers
+/// and segments inside the file): dlopen maps a truncated file without
+/// complaint and faults later.
+Status checkElfFile(const std::string &path);
+
+} // namespace nncc::rt
+
+#endif // NNCC_RUNTIME_MODULE_H

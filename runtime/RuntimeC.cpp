@@ -1,0 +1,205 @@
+//===- RuntimeC.cpp - the C ABI of include/nncc/runtime.h -----------------===//
+//
+// Thin: converts handles, records the thread-local error message and makes
+// sure no C++ exception (std::bad_alloc from a container) crosses the C
+// boundary.
+//
+//===----------------------------------------------------------------------===//
+#include "DType.h"
+#include "Device.h"
+#include "Module.h"
+#include "Session.h"
+
+#include <cstdlib>
+#include <new>
+
+using nncc::rt::Module;
+using nncc::rt::Session;
+using nncc::rt::Status;
+
+
+namespace {
+
+thread_local std::string lastError;
+
+// The opaque C handles are never defined: a handle is the C++ object's
+// pointer, cast back and forth.
+Module *unwrap(nncc_module_handle *m) { return reinterpret_cast<Module *>(m); }
+const Module *unwrap(const nncc_module_handle *m) { return reinterpret_cast<const Module *>(m); }
+Session *unwrap(nncc_session *s) { return reinterpret_cast<Session *>(s); }
+const Session *unwrap(const nncc_session *s) { return reinterpret_cast<const Session *>(s); }
+
+nncc_status report(const Status &s) {
+  if (s.isOk())
+    lastError.clear();
+  else
+    lastError = s.message();
+  return s.code();
+}
+
+/// Runs `fn` (returning a Status), reporting its result and any exception.
+template <typename Fn> nncc_status guarded(Fn &&fn) {
+  try {
+    return report(fn());
+  } catch (const std::bad_alloc &) {
+    return report(Status(NNCC_ERROR_OUT_OF_MEMORY, "out of memory"));
+  } catch (const std::exception &e) {
+    return report(Status(NNCC_ERROR_INTERNAL, std::string("internal error: ") + e.what()));
+  } catch (...) {
+    return report(Status(NNCC_ERROR_INTERNAL, "internal error: unknown exception"));
+  }
+}
+
+Status nullArgument(const char *fn) {
+  return Status(NNCC_ERROR_INVALID_ARGUMENT, std::string(fn) + ": NULL argument");
+}
+
+} // namespace
+
+extern "C" {
+
+const char *nncc_last_error(void) { return lastError.c_str(); }
+
+const char *nncc_status_name(nncc_status status) {
+  switch (status) {
+  case NNCC_OK: return "NNCC_OK";
+  case NNCC_ERROR_INVALID_ARGUMENT: return "NNCC_ERROR_INVALID_ARGUMENT";
+  case NNCC_ERROR_NOT_FOUND: return "NNCC_ERROR_NOT_FOUND";
+  case NNCC_ERROR_INVALID_MODULE: return "NNCC_ERROR_INVALID_MODULE";
+  case NNCC_ERROR_ABI_MISMATCH: return "NNCC_ERROR_ABI_MISMATCH";
+  case NNCC_ERROR_INVALID_INPUT: return "NNCC_ERROR_INVALID_INPUT";
+  case NNCC_ERROR_UNAVAILABLE: return "NNCC_ERROR_UNAVAILABLE";
+  case NNCC_ERROR_UNSUPPORTED: return "NNCC_ERROR_UNSUPPORTED";
+  case NNCC_ERROR_OUT_OF_MEMORY: return "NNCC_ERROR_OUT_OF_MEMORY";
+  case NNCC_ERROR_INTERNAL: return "NNCC_ERROR_INTERNAL";
+  }
+  return "NNCC_ERROR_UNKNOWN";
+}
+
+const char *nncc_runtime_version(void) { return NNCC_RUNTIME_VERSION; }
+uint32_t nncc_runtime_module_abi_version(void) { return NNCC_MODULE_ABI_VERSION; }
+
+int32_t nncc_device_count(const char *kind) {
+  if (!kind)
+    return 0;
+  std::string k = kind;
+  if (k == "cpu")
+    return nncc::rt::deviceCount(nncc::rt::DeviceSpec::Cpu);
+  if (k == "cuda")
+    return nncc::rt::deviceCount(nncc::rt::DeviceSpec::Cuda);
+  return 0;
+}
+
+const char *nncc_dtype_name(int32_t dtype) { return nncc::rt::dtypeName(dtype); }
+size_t nncc_dtype_size(int32_t dtype) { return nncc::rt::dtypeSize(dtype); }
+
+nncc_status nncc_module_load(const char *path, nncc_module_handle **out) {
+  return guarded([&] {
+    Module *m = nullptr;
+    Status s = Module::load(path, &m);
+    if (s.isOk())
+      *out = reinterpret_cast<nncc_module_handle *>(m);
+    return s;
+  });
+}
+
+void nncc_module_retain(nncc_module_handle *module) {
+  if (module)
+    unwrap(module)->retain();
+}
+
+void nncc_module_release(nncc_module_handle *module) {
+  if (module)
+    unwrap(module)->release();
+}
+
+const char *nncc_module_producer(const nncc_module_handle *module) {
+  return module ? unwrap(module)->producer() : "";
+}
+
+int32_t nncc_module_num_entries(const nncc_module_handle *module) {
+  return module ? unwrap(module)->numEntries() : 0;
+}
+
+nncc_status nncc_module_entry_info(const nncc_module_handle *module, int32_t index,
+                                   nncc_entry_info *out) {
+  return guarded([&]() -> Status {
+    if (!module || !out)
+      return nullArgument("nncc_module_entry_info");
+    const Module &m = *unwrap(module);
+    if (index < 0 || index >= m.numEntries())
+      return Status(NNCC_ERROR_NOT_FOUND,
+                    nncc::rt::format("entry index %d out of range (the module has %d entries)",
+                                     index, m.numEntries()));
+    const nncc_entry &e = m.entry(index);
+    *out = nncc_entry_info{e.name,        e.num_inputs,  e.inputs,   e.num_outputs,
+                           e.outputs,     e.arena_bytes, e.num_steps};
+    return Status::ok();
+  });
+}
+
+nncc_status nncc_module_find_entry(const nncc_module_handle *module, const char *name,
+                                   int32_t *index) {
+  return guarded([&]() -> Status {
+    if (!module || !name || !index)
+      return nullArgument("nncc_module_find_entry");
+    const Module &m = *unwrap(module);
+    int32_t i = m.findEntry(name);
+    if (i < 0)
+      return Status(NNCC_ERROR_NOT_FOUND, "unknown entry '" + std::string(name) +
+                                              "' (the module has " + m.entryNames() + ")");
+    *index = i;
+    return Status::ok();
+  });
+}
+
+int64_t nncc_module_weights_bytes(const nncc_module_handle *module) {
+  return module ? unwrap(module)->weightsBytes() : 0;
+}
+
+void nncc_session_options_init(nncc_session_options *options) {
+  if (!options)
+    return;
+  options->struct_size = sizeof(nncc_session_options);
+  options->threads = 0;
+}
+
+nncc_status nncc_session_create(nncc_module_handle *module, const char *device,
+                                const nncc_session_options *options, nncc_session **out) {
+  return guarded([&]() -> Status {
+    if (!out)
+      return nullArgument("nncc_session_create");
+    Session *s = nullptr;
+    Status st = Session::create(unwrap(module), device, options, &s);
+    if (st.isOk())
+      *out = reinterpret_cast<nncc_session *>(s);
+    return st;
+  });
+}
+
+void nncc_session_destroy(nncc_session *session) { delete unwrap(session); }
+
+int64_t nncc_session_allocated_bytes(const nncc_session *session) {
+  return session ? unwrap(session)->allocatedBytes() : 0;
+}
+
+const char *nncc_session_device(const nncc_session *session) {
+  return session ? unwrap(session)->deviceName().c_str() : "";
+}
+
+int32_t nncc_session_threads(const nncc_session *session) {
+  return session ? unwrap(session)->threads() : 0;
+}
+
+nncc_status nncc_session_run(nncc_session *session, const char *entry, const nncc_tensor *inputs,
+                             int32_t num_inputs, nncc_tensor *outputs, int32_t num_outputs) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return nullArgument("nncc_session_run");
+    return unwrap(session)->run(entry, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+void nncc_buffer_free(void *data) { std::free(data); }
+
+} // extern "C"

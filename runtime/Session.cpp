@@ -1,0 +1,192 @@
+//===- Session.cpp --------------------------------------------------------===//
+#include "Session.h"
+
+#include "DType.h"
+#include "cpu/ThreadPool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace nncc::rt {
+
+namespace {
+
+constexpr int32_t kMaxThreads = 4096;
+
+std::string nameList(int32_t n, const nncc_tensor_desc *descs) {
+  std::string s;
+  for (int32_t i = 0; i < n; ++i)
+    s += std::string(i ? ", '" : "'") + descs[i].name + "'";
+  return s.empty() ? "none" : s;
+}
+
+bool sameShape(const nncc_tensor_desc &d, const nncc_tensor &t) {
+  if (d.dtype != t.dtype || d.rank != t.rank)
+    return false;
+  for (int32_t i = 0; i < d.rank; ++i)
+    if (d.dims[i] != t.dims[i])
+      return false;
+  return true;
+}
+
+} // namespace
+
+void *allocateBuffer(int64_t bytes) {
+  int64_t rounded = std::max<int64_t>(64, (bytes + 63) / 64 * 64);
+  return std::aligned_alloc(64, static_cast<size_t>(rounded));
+}
+
+Session::~Session() {
+  device_.reset(); // before the module it executes
+  if (module_)
+    module_->release();
+}
+
+Status Session::create(Module *module, const char *device, const nncc_session_options *options,
+                       Session **out) {
+  if (!module || !out)
+    return error(NNCC_ERROR_INVALID_ARGUMENT, "nncc_session_create: module and out must not be NULL");
+  *out = nullptr;
+  DeviceSpec spec;
+  NNCC_RETURN_IF_ERROR(parseDevice(device, &spec));
+
+  SessionConfig config;
+  int32_t threads = 0;
+  if (options) {
+    if (options->struct_size < offsetof(nncc_session_options, threads) + sizeof(int32_t))
+      return error(NNCC_ERROR_INVALID_ARGUMENT,
+                   "nncc_session_options.struct_size is too small (initialize the options with "
+                   "nncc_session_options_init)");
+    threads = options->threads;
+  }
+  if (threads < 0 || threads > kMaxThreads)
+    return error(NNCC_ERROR_INVALID_ARGUMENT,
+                 format("threads must be between 0 (all cores) and %d, got %d", kMaxThreads,
+                        threads));
+  config.threads = threads == 0 ? availableCores() : threads;
+
+  std::unique_ptr<Session> s(new Session());
+  module->retain();
+  s->module_ = module;
+  s->deviceName_ = spec.str();
+  NNCC_RETURN_IF_ERROR(createDeviceSession(*module, spec, config, &s->device_));
+
+  size_t maxIn = 0, maxOut = 0;
+  for (int32_t e = 0; e < module->numEntries(); ++e) {
+    maxIn = std::max(maxIn, static_cast<size_t>(module->entry(e).num_inputs));
+    maxOut = std::max(maxOut, static_cast<size_t>(module->entry(e).num_outputs));
+  }
+  s->inputPtrs_.resize(maxIn);
+  s->inputSlot_.resize(maxIn);
+  s->outputPtrs_.resize(maxOut);
+  s->outputSlot_.resize(maxOut);
+  *out = s.release();
+  return Status::ok();
+}
+
+/// Matches the caller's tensors to the signature by name: slotOf[i] is the
+/// given index of signature tensor i. Every mismatch names the tensor and the
+/// expected and given types.
+Status Session::bind(const char *what, const nncc_entry &entry, int32_t count,
+                     const nncc_tensor_desc *descs, const nncc_tensor *given, int32_t numGiven,
+                     int32_t *slotOf) {
+  if (numGiven < 0 || (numGiven > 0 && !given))
+    return error(NNCC_ERROR_INVALID_ARGUMENT, format("invalid %s array", what));
+  std::fill(slotOf, slotOf + count, -1);
+  for (int32_t g = 0; g < numGiven; ++g) {
+    const nncc_tensor &t = given[g];
+    if (!t.name)
+      return error(NNCC_ERROR_INVALID_INPUT, format("%s #%d has no name", what, g));
+    int32_t i = 0;
+    while (i < count && std::strcmp(descs[i].name, t.name) != 0)
+      ++i;
+    if (i == count)
+      return error(NNCC_ERROR_INVALID_INPUT,
+                   format("unexpected %s '%s': entry '%s' has %ss %s", what, t.name, entry.name,
+                          what, nameList(count, descs).c_str()));
+    if (slotOf[i] >= 0)
+      return error(NNCC_ERROR_INVALID_INPUT, format("%s '%s' is given twice", what, t.name));
+    slotOf[i] = g;
+    // An output with data == NULL asks the runtime to allocate it: its type
+    // fields are outputs, not checked.
+    if (!t.data && std::strcmp(what, "output") == 0)
+      continue;
+    const nncc_tensor_desc &d = descs[i];
+    bool shapeOk = t.rank >= 0 && t.rank <= 64 && (t.rank == 0 || t.dims);
+    if (!shapeOk)
+      return error(NNCC_ERROR_INVALID_INPUT,
+                   format("%s '%s': expected %s, got rank %d%s", what, t.name,
+                          typeString(d.dtype, d.rank, d.dims).c_str(), t.rank,
+                          t.rank > 0 && !t.dims ? " with NULL dims" : ""));
+    if (!sameShape(d, t))
+      return error(NNCC_ERROR_INVALID_INPUT,
+                   format("%s '%s': expected %s, got %s", what, t.name,
+                          typeString(d.dtype, d.rank, d.dims).c_str(),
+                          typeString(t.dtype, t.rank, t.dims).c_str()));
+  }
+  for (int32_t i = 0; i < count; ++i)
+    if (slotOf[i] < 0)
+      return error(NNCC_ERROR_INVALID_INPUT,
+                   format("missing %s '%s' (expected %s)%s", what, descs[i].name,
+                          typeString(descs[i].dtype, descs[i].rank, descs[i].dims).c_str(),
+                          std::strcmp(what, "output") == 0
+                              ? ": pass a buffer, or data = NULL to have the runtime allocate it"
+                              : ""));
+  return Status::ok();
+}
+
+Status Session::run(const char *entryName, const nncc_tensor *inputs, int32_t numInputs,
+                    nncc_tensor *outputs, int32_t numOutputs) {
+  if (!entryName)
+    return error(NNCC_ERROR_INVALID_ARGUMENT, "entry name must not be NULL");
+  int32_t e = module_->findEntry(entryName);
+  if (e < 0)
+    return error(NNCC_ERROR_NOT_FOUND, format("unknown entry '%s' (the module has %s)", entryName,
+                                              module_->entryNames().c_str()));
+  const nncc_entry &entry = module_->entry(e);
+  NNCC_RETURN_IF_ERROR(bind("input", entry, entry.num_inputs, entry.inputs, inputs, numInputs,
+                            inputSlot_.data()));
+  NNCC_RETURN_IF_ERROR(bind("output", entry, entry.num_outputs, entry.outputs, outputs,
+                            numOutputs, outputSlot_.data()));
+  for (int32_t i = 0; i < entry.num_inputs; ++i) {
+    const nncc_tensor &t = inputs[inputSlot_[i]];
+    if (!t.data && module_->inputBytes(e, i) > 0)
+      return error(NNCC_ERROR_INVALID_INPUT, format("input '%s': data is NULL", t.name));
+    inputPtrs_[i] = t.data;
+  }
+
+  // Allocate the outputs the caller asked for only once everything checked
+  // out; on failure they are freed and the caller's array is left untouched.
+  Status s;
+  for (int32_t i = 0; i < entry.num_outputs; ++i) {
+    const nncc_tensor &t = outputs[outputSlot_[i]];
+    outputPtrs_[i] = t.data;
+    if (t.data || !s.isOk())
+      continue;
+    outputPtrs_[i] = allocateBuffer(module_->outputBytes(e, i));
+    if (!outputPtrs_[i])
+      s = error(NNCC_ERROR_OUT_OF_MEMORY,
+                format("cannot allocate output '%s' (%lld bytes)", t.name,
+                       static_cast<long long>(module_->outputBytes(e, i))));
+  }
+  if (s.isOk())
+    s = device_->run(e, inputPtrs_.data(), outputPtrs_.data());
+
+  for (int32_t i = 0; i < entry.num_outputs; ++i) {
+    nncc_tensor &t = outputs[outputSlot_[i]];
+    if (t.data)
+      continue;
+    if (!s.isOk()) {
+      std::free(outputPtrs_[i]);
+      continue;
+    }
+    t.data = outputPtrs_[i];
+    t.dtype = entry.outputs[i].dtype;
+    t.rank = entry.outputs[i].rank;
+    t.dims = entry.outputs[i].dims;
+  }
+  return s;
+}
+
+} // namespace nncc::rt

@@ -1,0 +1,50 @@
+//===- Session.h - a module opened on a device ----------------------------===//
+//
+// The device-independent half of a session: it holds a module reference,
+// checks every run's tensors against the entry's signature, allocates the
+// outputs a caller asks the runtime for, and hands the run to its
+// DeviceSession. Used by one thread at a time.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNCC_RUNTIME_SESSION_H
+#define NNCC_RUNTIME_SESSION_H
+
+#include "Device.h"
+
+namespace nncc::rt {
+
+class Session {
+public:
+  static Status create(Module *module, const char *device, const nncc_session_options *options,
+                       Session **out);
+  ~Session();
+
+  const std::string &deviceName() const { return deviceName_; }
+  int64_t allocatedBytes() const { return device_->allocatedBytes(); }
+  int threads() const { return device_->threads(); }
+
+  Status run(const char *entry, const nncc_tensor *inputs, int32_t numInputs,
+             nncc_tensor *outputs, int32_t numOutputs);
+
+private:
+  Session() = default;
+  Status bind(const char *what, const nncc_entry &entry, int32_t count,
+              const nncc_tensor_desc *descs, const nncc_tensor *given, int32_t numGiven,
+              int32_t *slotOf);
+
+  Module *module_ = nullptr;
+  std::string deviceName_;
+  std::unique_ptr<DeviceSession> device_;
+  // Per-run scratch, sized at creation for the largest entry, so a run
+  // allocates nothing.
+  std::vector<const void *> inputPtrs_;
+  std::vector<void *> outputPtrs_;
+  std::vector<int32_t> inputSlot_, outputSlot_; // signature index -> given index
+};
+
+/// Allocation behind runtime-allocated outputs (64-byte aligned).
+void *allocateBuffer(int64_t bytes);
+
+} // namespace nncc::rt
+
+#endif // NNCC_RUNTIME_SESSION_H

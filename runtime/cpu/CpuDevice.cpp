@@ -1,0 +1,206 @@
+//===- CpuDevice.cpp - the CPU plan executor ------------------------------===//
+#include "CpuDevice.h"
+
+#include "Blas.h"
+#include "ThreadPool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace nncc::rt {
+
+namespace {
+
+constexpr int64_t kAlign = 64;
+constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
+/// Chunks per thread a parallel kernel is split into: a few, so a thread that
+/// is preempted or slower does not stall the step.
+constexpr int64_t kChunksPerThread = 4;
+
+/// An argument slot whose pointer depends on the run (an input or output).
+struct Patch {
+  int32_t slot;
+  int32_t kind;
+  int32_t index;
+  int64_t offset;
+};
+
+struct EntryPlan {
+  std::vector<void *> args;          // every step's args, back to back
+  std::vector<size_t> stepArgs;      // index of each step's first arg
+  std::vector<Patch> patches;        // slots to fill per run
+};
+
+struct KernelJob {
+  nncc_cpu_kernel_fn fn;
+  void **args;
+  int64_t extent;
+  int64_t chunks;
+};
+
+void runKernelChunk(void *context, int64_t chunk) {
+  auto *job = static_cast<KernelJob *>(context);
+  // Even split of [0, extent) into `chunks` ranges, none empty.
+  int64_t begin = job->extent * chunk / job->chunks;
+  int64_t end = job->extent * (chunk + 1) / job->chunks;
+  job->fn(job->args, begin, end);
+}
+
+class CpuSession final : public DeviceSession {
+public:
+  CpuSession(const Module &module, int threads) : module_(module), pool_(threads) {}
+  ~CpuSession() override { std::free(arena_); }
+
+  Status init();
+  int64_t allocatedBytes() const override { return allocated_; }
+  int threads() const override { return pool_.threads(); }
+  Status run(int32_t entry, const void *const *inputs, void *const *outputs) override;
+
+private:
+  Status runGemm(const nncc_step &step, void **args);
+
+  const Module &module_;
+  ThreadPool pool_;
+  void *arena_ = nullptr;
+  int64_t allocated_ = 0;
+  std::vector<EntryPlan> plans_;
+};
+
+Status CpuSession::init() {
+  const nncc_module &m = module_.abi();
+  // Kernels compiled only for other targets are caught here, not mid-run.
+  for (int32_t e = 0; e < m.num_entries; ++e)
+    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
+      const nncc_step &st = m.entries[e].steps[s];
+      if (st.kind == NNCC_STEP_KERNEL && !m.kernels[st.kernel].cpu)
+        return error(NNCC_ERROR_UNAVAILABLE,
+                     format("kernel '%s' has no CPU code: the module was compiled without the "
+                            "cpu target (device cpu)",
+                            m.kernels[st.kernel].name));
+    }
+
+  // One arena for all entries: a session runs one entry at a time.
+  int64_t bytes = module_.maxArenaBytes();
+  if (bytes > 0) {
+    int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+    arena_ = std::aligned_alloc(kAlign, static_cast<size_t>(rounded));
+    if (!arena_)
+      return error(NNCC_ERROR_OUT_OF_MEMORY,
+                   format("cannot allocate the %lld-byte arena on cpu", (long long)rounded));
+    // Zeroed: touches every page now rather than in the first run, and keeps
+    // runs deterministic even if a plan reads scratch before writing it.
+    std::memset(arena_, 0, static_cast<size_t>(rounded));
+    allocated_ = rounded;
+  }
+
+  auto *arena = static_cast<uint8_t *>(arena_);
+  plans_.resize(static_cast<size_t>(m.num_entries));
+  for (int32_t e = 0; e < m.num_entries; ++e) {
+    const nncc_entry &entry = m.entries[e];
+    EntryPlan &plan = plans_[e];
+    for (int32_t s = 0; s < entry.num_steps; ++s) {
+      const nncc_step &st = entry.steps[s];
+      plan.stepArgs.push_back(plan.args.size());
+      for (int32_t a = 0; a < st.num_args; ++a) {
+        const nncc_buffer_ref &r = st.args[a];
+        void *p = nullptr;
+        if (r.kind == NNCC_BUFFER_ARENA) {
+          p = arena ? arena + r.offset : nullptr;
+        } else if (r.kind == NNCC_BUFFER_WEIGHT) {
+          const uint8_t *w = module_.weights();
+          // Weights are read-only (the verifier rejects steps writing them).
+          p = w ? const_cast<uint8_t *>(w + m.weights[r.index].offset + r.offset) : nullptr;
+        } else {
+          plan.patches.push_back(
+              Patch{static_cast<int32_t>(plan.args.size()), r.kind, r.index, r.offset});
+        }
+        plan.args.push_back(p);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Status CpuSession::runGemm(const nncc_step &step, void **args) {
+  const Blas *blas = nullptr;
+  NNCC_RETURN_IF_ERROR(Blas::get(&blas));
+  blas->setThreads(pool_.threads());
+  const int64_t *p = step.iparams;
+  int64_t batch = p[0];
+  int m = static_cast<int>(p[1]), n = static_cast<int>(p[2]), k = static_cast<int>(p[3]);
+  int ta = p[4] ? kCblasTrans : kCblasNoTrans, tb = p[5] ? kCblasTrans : kCblasNoTrans;
+  int lda = static_cast<int>(p[6]), ldb = static_cast<int>(p[7]), ldc = static_cast<int>(p[8]);
+  int64_t sa = p[9], sb = p[10], sc = p[11];
+  float alpha = static_cast<float>(step.fparams[0]), beta = static_cast<float>(step.fparams[1]);
+  if (m == 0 || n == 0)
+    return Status::ok();
+  const float *a = static_cast<const float *>(args[0]);
+  const float *b = static_cast<const float *>(args[1]);
+  float *c = static_cast<float *>(args[2]);
+  for (int64_t i = 0; i < batch; ++i)
+    blas->symbols().cblas_sgemm(kCblasRowMajor, ta, tb, m, n, k, alpha, a + i * sa, lda,
+                                b + i * sb, ldb, beta, c + i * sc, ldc);
+  return Status::ok();
+}
+
+Status CpuSession::run(int32_t e, const void *const *inputs, void *const *outputs) {
+  const nncc_module &m = module_.abi();
+  const nncc_entry &entry = m.entries[e];
+  EntryPlan &plan = plans_[e];
+  for (const Patch &pt : plan.patches) {
+    const void *base = pt.kind == NNCC_BUFFER_INPUT ? inputs[pt.index] : outputs[pt.index];
+    // Inputs are only read: the verifier rejects steps that write them.
+    plan.args[pt.slot] = base ? const_cast<uint8_t *>(static_cast<const uint8_t *>(base) + pt.offset)
+                              : nullptr;
+  }
+  for (int32_t s = 0; s < entry.num_steps; ++s) {
+    const nncc_step &st = entry.steps[s];
+    void **args = plan.args.data() + plan.stepArgs[s];
+    switch (st.kind) {
+    case NNCC_STEP_KERNEL: {
+      nncc_cpu_kernel_fn fn = m.kernels[st.kernel].cpu;
+      int64_t extent = st.parallel_extent;
+      if (extent <= 1) {
+        fn(args, 0, 1);
+        break;
+      }
+      int64_t chunks = std::min<int64_t>(extent, int64_t(pool_.threads()) * kChunksPerThread);
+      if (pool_.threads() == 1)
+        chunks = 1;
+      KernelJob job{fn, args, extent, chunks};
+      pool_.parallelFor(chunks, runKernelChunk, &job);
+      break;
+    }
+    case NNCC_STEP_GEMM: {
+      Status status = runGemm(st, args);
+      if (!status.isOk())
+        return status.prefix(format("entry '%s' step %d (GEMM%s%s): ", entry.name, s,
+                                    st.name ? " " : "", st.name ? st.name : ""));
+      break;
+    }
+    case NNCC_STEP_COPY:
+      if (st.args[1].bytes > 0)
+        std::memmove(args[1], args[0], static_cast<size_t>(st.args[1].bytes));
+      break;
+    default:
+      // The verifier admits no other kind; kept so a new kind cannot be
+      // silently skipped.
+      return error(NNCC_ERROR_UNSUPPORTED,
+                   format("entry '%s' step %d: unknown step kind %d", entry.name, s, st.kind));
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status createCpuSession(const Module &module, const SessionConfig &config,
+                        std::unique_ptr<DeviceSession> *out) {
+  auto session = std::make_unique<CpuSession>(module, config.threads);
+  NNCC_RETURN_IF_ERROR(session->init());
+  *out = std::move(session);
+  return Status::ok();
+}
+
+} // namespace nncc::rt
