@@ -5,7 +5,9 @@
  * any other value, nncc_last_error() returns a message saying what failed and
  * why (e.g. "input 'x': expected f32[1,64], got f32[1,32]"). The message is
  * thread-local: it belongs to the calling thread and stays valid until that
- * thread's next nncc_* call. A successful call sets it to "".
+ * thread's next call returning an nncc_status, which sets it ("" on success).
+ * Calls without a status (queries, release/destroy) never fail: they accept
+ * NULL handles and leave the message alone.
  *
  * Thread safety:
  *  - A module is immutable after nncc_module_load and reference counted: any

@@ -1,16 +1,37 @@
 #include "lib/Driver/Driver.h"
 
+#include "lib/Conversion/NNToExec/NNToExec.h"
+#include "lib/Target/HostCodegen.h"
+#include "lib/Target/Plan.h"
 #include "passes/Pipelines.h"
 
+#include "dialects/Exec/ExecOps.h"
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
 
 namespace nncc {
-
-void loadCompilerDialects(mlir::MLIRContext &context) { loadImportDialects(context); }
+namespace {
 
 /// Runs `pm` on `module`, turning diagnostics into one llvm::Error.
-static llvm::Error runPasses(mlir::PassManager &pm, mlir::ModuleOp module, llvm::StringRef phase) {
+llvm::Error runPasses(mlir::PassManager &pm, mlir::ModuleOp module, llvm::StringRef phase) {
   std::string messages;
   mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &diag) {
     if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
@@ -21,23 +42,191 @@ static llvm::Error runPasses(mlir::PassManager &pm, mlir::ModuleOp module, llvm:
   });
   if (mlir::succeeded(pm.run(module)))
     return llvm::Error::success();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "%s failed:%s", phase.str().c_str(), messages.c_str());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s failed:%s",
+                                 phase.str().c_str(), messages.c_str());
 }
 
-llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-compileOnnxFile(mlir::MLIRContext &context, llvm::StringRef path, const CompileOptions &options) {
+/// Runs `fn` (a phase returning LogicalResult with diagnostics) into an llvm::Error.
+llvm::Error withDiagnostics(mlir::MLIRContext &ctx, llvm::StringRef phase,
+                            llvm::function_ref<mlir::LogicalResult()> fn) {
+  std::string messages;
+  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
+      llvm::raw_string_ostream os(messages);
+      os << "\n  " << diag.getLocation() << ": " << diag;
+    }
+    return mlir::success();
+  });
+  if (mlir::succeeded(fn()))
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s failed:%s",
+                                 phase.str().c_str(), messages.c_str());
+}
+
+/// Multiply-adds count two FLOPs; other ops one per output element.
+int64_t estimateFlops(mlir::func::FuncOp func) {
+  int64_t flops = 0;
+  auto elements = [](mlir::Type t) {
+    auto r = mlir::dyn_cast<mlir::RankedTensorType>(t);
+    return r && r.hasStaticShape() ? r.getNumElements() : 0;
+  };
+  func.walk([&](mlir::Operation *op) {
+    if (!op->getDialect() || !mlir::isa<nn::NNDialect>(op->getDialect()) ||
+        mlir::isa<nn::ConstantOp>(op) || op->getNumResults() == 0)
+      return;
+    int64_t out = elements(op->getResult(0).getType());
+    if (auto mm = mlir::dyn_cast<nn::MatMulOp>(op)) {
+      auto lhs = mlir::cast<mlir::RankedTensorType>(mm.getLhs().getType());
+      flops += 2 * out * lhs.getShape().back();
+    } else if (auto g = mlir::dyn_cast<nn::GemmOp>(op)) {
+      auto a = mlir::cast<mlir::RankedTensorType>(g.getA().getType());
+      flops += 2 * out * a.getShape()[g.getTransA() ? 0 : 1];
+    } else if (auto c = mlir::dyn_cast<nn::ConvOp>(op)) {
+      auto w = mlir::cast<mlir::RankedTensorType>(c.getWeight().getType());
+      flops += 2 * out * (w.getNumElements() / w.getShape()[0]);
+    } else if (auto c = mlir::dyn_cast<nn::ConvTransposeOp>(op)) {
+      auto w = mlir::cast<mlir::RankedTensorType>(c.getWeight().getType());
+      flops += 2 * elements(c.getInput().getType()) * (w.getNumElements() / w.getShape()[0]);
+    } else {
+      flops += out;
+    }
+  });
+  return flops;
+}
+
+} // namespace
+
+void loadCompilerDialects(mlir::MLIRContext &context) {
+  mlir::DialectRegistry registry;
+  registry.insert<nn::NNDialect, exec::ExecDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::math::MathDialect, mlir::linalg::LinalgDialect,
+                  mlir::tensor::TensorDialect, mlir::bufferization::BufferizationDialect,
+                  mlir::memref::MemRefDialect, mlir::scf::SCFDialect, mlir::LLVM::LLVMDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
+std::string CompileStats::toJson() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  auto perEntry = [&](const std::map<std::string, int64_t> &m) {
+    os << "{";
+    bool first = true;
+    for (const auto &[k, v] : m) {
+      os << (first ? "" : ", ") << "\"" << k << "\": " << v;
+      first = false;
+    }
+    os << "}";
+  };
+  os << "{\n  \"ops_imported\": " << opsImported << ",\n  \"kernels\": " << kernels
+     << ",\n  \"library_calls\": " << libraryCalls << ",\n  \"launches_per_run\": ";
+  perEntry(launchesPerRun);
+  os << ",\n  \"arena_bytes\": ";
+  perEntry(arenaBytes);
+  os << ",\n  \"no_reuse_bytes\": ";
+  perEntry(noReuseBytes);
+  os << ",\n  \"live_lower_bound_bytes\": ";
+  perEntry(liveLowerBoundBytes);
+  os << ",\n  \"bytes_moved_per_run\": ";
+  perEntry(bytesMovedPerRun);
+  os << ",\n  \"weight_bytes\": " << weightBytes << ",\n  \"flops_per_run\": ";
+  perEntry(flopsPerRun);
+  os << ",\n  \"phase_seconds\": {";
+  bool first = true;
+  for (const auto &[k, v] : phaseSeconds) {
+    os << (first ? "" : ", ") << "\"" << k << "\": " << llvm::formatv("{0:f4}", v);
+    first = false;
+  }
+  os << "}\n}\n";
+  return s;
+}
+
+llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::StringRef path,
+                                              llvm::StringRef outputPath,
+                                              const CompileOptions &options) {
   loadCompilerDialects(context);
-  auto module = importOnnxFile(context, path, options.import);
-  if (!module)
-    return module.takeError();
+  CompileResult result;
+  auto timed = [&](llvm::StringRef name, auto &&fn) {
+    if (options.onPhase)
+      options.onPhase(name);
+    auto start = std::chrono::steady_clock::now();
+    auto r = fn();
+    result.stats.phaseSeconds[name.str()] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  };
+
+  auto imported = timed("import", [&] { return importOnnxFile(context, path, options.import); });
+  if (!imported)
+    return imported.takeError();
+  result.module = std::move(*imported);
+  mlir::ModuleOp module = *result.module;
+  module.walk([&](mlir::Operation *op) {
+    if (op->getDialect() && mlir::isa<nn::NNDialect>(op->getDialect()) && !mlir::isa<nn::ConstantOp>(op))
+      ++result.stats.opsImported;
+  });
   if (!options.noSimplify) {
     mlir::PassManager pm(&context);
     buildNNSimplifyPipeline(pm);
-    if (auto err = runPasses(pm, **module, "simplification"))
+    if (auto err = timed("simplify", [&] { return runPasses(pm, module, "simplification"); }))
       return std::move(err);
   }
-  return module;
+  for (auto func : module.getOps<mlir::func::FuncOp>())
+    result.stats.flopsPerRun[func.getName().str()] = estimateFlops(func);
+  if (options.emit == EmitKind::NN)
+    return result;
+
+  if (auto err = timed("exec", [&] {
+        return withDiagnostics(context, "code generation", [&] { return lowerNNToExec(module); });
+      }))
+    return std::move(err);
+  if (auto err = withDiagnostics(context, "exec verification", [&] { return mlir::verify(module); }))
+    return std::move(err);
+  if (options.emit == EmitKind::Exec)
+    return result;
+
+  auto plan = timed("plan", [&] { return buildPlan(module); });
+  if (!plan)
+    return plan.takeError();
+  for (const auto &entry : plan->entries) {
+    int64_t launches = 0;
+    for (const auto &step : entry.steps)
+      if (step.kind == 1 || step.kind == 2) {
+        ++launches;
+        if (step.kind == 2)
+          ++result.stats.libraryCalls;
+      }
+    result.stats.launchesPerRun[entry.name] = launches;
+    result.stats.arenaBytes[entry.name] = entry.arenaBytes;
+    result.stats.noReuseBytes[entry.name] = entry.noReuseBytes;
+    result.stats.liveLowerBoundBytes[entry.name] = entry.liveLowerBound;
+    result.stats.bytesMovedPerRun[entry.name] = entry.bytesMoved;
+  }
+  result.stats.kernels = plan->kernels.size();
+  result.stats.weightBytes = plan->weights.data.size();
+
+  auto llvmModule = timed("llvm", [&] { return lowerKernelsToLLVM(module); });
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (options.emit == EmitKind::LLVM) {
+    auto text = translateToLLVMIR(**llvmModule);
+    if (!text)
+      return text.takeError();
+    result.text = std::move(*text);
+    return result;
+  }
+  if (options.emit == EmitKind::Object) {
+    if (auto err = timed("object", [&] { return emitHostObject(**llvmModule, outputPath); }))
+      return std::move(err);
+    return result;
+  }
+  if (auto err = timed("link", [&] {
+        return packageSharedLibrary(*plan, **llvmModule, outputPath, options.package);
+      }))
+    return std::move(err);
+  return result;
 }
 
 } // namespace nncc

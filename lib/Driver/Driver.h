@@ -2,32 +2,66 @@
 #define NNCC_LIB_DRIVER_DRIVER_H
 
 #include "lib/Import/OnnxImport.h"
+#include "lib/Target/Package.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
+#include <map>
+#include <string>
+
 namespace nncc {
 
 /// Where the compile pipeline stops.
 enum class EmitKind {
-  /// The imported graph, canonicalized and constant-folded.
-  NN,
+  NN,     ///< the imported graph, canonicalized and constant-folded
+  Exec,   ///< kernels, library calls and views (exec dialect + linalg kernels)
+  LLVM,   ///< the kernels as LLVM IR
+  Object, ///< the kernels as a host object file
+  Module, ///< the shared library (model.so)
 };
 
 struct CompileOptions {
   ImportOptions import;
-  EmitKind emit = EmitKind::NN;
+  EmitKind emit = EmitKind::Module;
   /// Skip canonicalization (print the importer's raw output).
   bool noSimplify = false;
+  PackageOptions package;
+  /// Called at the start of each phase (for progress lines).
+  std::function<void(llvm::StringRef phase)> onPhase;
+};
+
+/// Figures of one compilation (`--stats`).
+struct CompileStats {
+  int64_t opsImported = 0;
+  int64_t kernels = 0;
+  int64_t libraryCalls = 0;
+  int64_t weightBytes = 0;
+  std::map<std::string, int64_t> launchesPerRun, arenaBytes, noReuseBytes, liveLowerBoundBytes,
+      bytesMovedPerRun, flopsPerRun;
+  std::map<std::string, double> phaseSeconds;
+  /// The stats as one JSON object with the documented keys.
+  std::string toJson() const;
+};
+
+/// What a compilation produced: a module for the textual stages, the bytes
+/// of the object file, or nothing (the shared library was written).
+struct CompileResult {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string text;
+  CompileStats stats;
 };
 
 /// Registers every dialect the pipeline uses with `context`.
 void loadCompilerDialects(mlir::MLIRContext &context);
 
-/// Runs the compile pipeline on an ONNX file up to `options.emit`.
-llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-compileOnnxFile(mlir::MLIRContext &context, llvm::StringRef path, const CompileOptions &options);
+/// Runs the compile pipeline on an ONNX file up to `options.emit`;
+/// `outputPath` is written for the Object and Module stages.
+llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::StringRef path,
+                                              llvm::StringRef outputPath,
+                                              const CompileOptions &options);
 
 } // namespace nncc
 

@@ -3,6 +3,7 @@
 /// problems with exceptions; they are caught here and become llvm::Errors.
 #include "lib/Import/ModelLoader.h"
 
+#include "lib/Import/ModelValidation.h"
 #include "lib/Import/NodeContext.h"
 
 #include "onnx/checker.h"
@@ -111,6 +112,10 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
                                    loaded.opset, displayName, /*skipKnownToOnnx=*/willUpgrade))
     return std::move(err);
 
+  // Malformed models that would crash libonnx are rejected before it sees them.
+  if (auto err = validateModel(model, displayName))
+    return std::move(err);
+
   try {
     if (loaded.opset <= kMaxOnnxLibOpset)
       checkModel(model, baseDir);
@@ -133,7 +138,7 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
       onnx::ShapeInferenceOptions inferOptions(/*check_type=*/checkTypes,
                                                /*strict_mode=*/known ? 1 : 0,
                                                /*data_prop=*/true);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+      onnx::shape_inference::InferShapes(model, shapeInferenceSchemas(),
                                          inferOptions);
     } catch (const std::exception &e) {
       return fail(displayName, llvm::Twine("shape inference failed: ") + e.what());

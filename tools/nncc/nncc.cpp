@@ -5,23 +5,38 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <vector>
 
 namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required);
-static cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout)"),
-                                       cl::value_desc("file"), cl::init("-"));
-static cl::opt<nncc::EmitKind> emit("emit", cl::desc("Stop after this stage"),
-                                    cl::values(clEnumValN(nncc::EmitKind::NN, "nn",
-                                                          "the imported nn-dialect module")),
-                                    cl::init(nncc::EmitKind::NN));
+static cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout, text stages only)"),
+                                       cl::value_desc("file"), cl::init(""));
+static cl::opt<nncc::EmitKind> emit(
+    "emit", cl::desc("Stop after this stage (default: the shared library)"),
+    cl::values(clEnumValN(nncc::EmitKind::NN, "nn", "the imported nn-dialect module"),
+               clEnumValN(nncc::EmitKind::Exec, "exec", "kernels and library calls (exec + linalg)"),
+               clEnumValN(nncc::EmitKind::LLVM, "llvm", "the kernels as LLVM IR"),
+               clEnumValN(nncc::EmitKind::Object, "obj", "the kernels as a host object file"),
+               clEnumValN(nncc::EmitKind::Module, "so", "the shared library (model.so)")),
+    cl::init(nncc::EmitKind::Module));
 static cl::list<std::string> shapes("shape",
                                     cl::desc("Fix the dims of a graph input: NAME:1x3x224x224"),
                                     cl::value_desc("NAME:DIMS"));
 static cl::opt<bool> noSimplify("no-simplify",
                                 cl::desc("Print the importer's output before canonicalization"));
+static cl::opt<bool> weightsFile("weights-file",
+                                 cl::desc("Store weights in <output>.weights (mmapped at load)"));
+static cl::opt<std::string> keepTemps("keep-temps",
+                                      cl::desc("Keep the generated plan.c, kernels.o ... here"),
+                                      cl::value_desc("dir"));
+static cl::opt<bool> elideWeights("elide-weights",
+                                  cl::desc("Print large constants as '...' in text output"));
 
 static int fail(llvm::Error err) {
   llvm::errs() << "nncc: error: " << llvm::toString(std::move(err)) << "\n";
@@ -30,28 +45,75 @@ static int fail(llvm::Error err) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "nncc: ONNX graph compiler\n");
+  // LLVM owns a boolean -stats option, so --stats=FILE.json is taken out of
+  // argv before the command line is parsed.
+  std::string statsPath;
+  std::vector<char *> args;
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (i > 0 && (arg.consume_front("--stats=") || arg.consume_front("-stats="))) {
+      statsPath = arg.str();
+      continue;
+    }
+    args.push_back(argv[i]);
+  }
+  cl::extrahelp statsHelp("\n  --stats=FILE.json  write compile figures (kernels, arena bytes, ...) as JSON\n");
+  cl::ParseCommandLineOptions(args.size(), args.data(), "nncc: ONNX graph compiler\n");
 
   nncc::CompileOptions options;
   options.emit = emit;
   options.noSimplify = noSimplify;
+  options.package.weightsFile = weightsFile;
+  options.package.keepDir = keepTemps;
   for (const auto &shape : shapes)
     if (auto err = nncc::parseShapeOption(shape, options.import))
       return fail(std::move(err));
+  bool binary = emit == nncc::EmitKind::Object || emit == nncc::EmitKind::Module;
+  std::string output = outputPath;
+  if (output.empty())
+    output = binary ? (emit == nncc::EmitKind::Module ? "model.so" : "model.o") : "-";
+  if (binary && output == "-")
+    return fail(llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                        "-o needs a file for --emit=obj and --emit=so"));
+
+  // Progress lines only on a terminal, so pipes and logs stay clean.
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::sys::Process::StandardErrIsDisplayed())
+    options.onPhase = [&](llvm::StringRef phase) {
+      double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      llvm::errs() << llvm::format("[%6.2fs] ", t) << phase << "\n";
+    };
 
   mlir::MLIRContext context;
   context.printOpOnDiagnostic(false);
-  auto module = nncc::compileOnnxFile(context, inputPath, options);
-  if (!module)
-    return fail(module.takeError());
+  auto result = nncc::compileOnnxFile(context, inputPath, output, options);
+  if (!result)
+    return fail(result.takeError());
+
+  if (!statsPath.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream stats(statsPath, ec);
+    if (ec)
+      return fail(llvm::createStringError(ec, "cannot write '%s'", statsPath.c_str()));
+    stats << result->stats.toJson();
+  }
+  if (binary)
+    return 0;
 
   std::error_code ec;
-  llvm::ToolOutputFile out(outputPath, ec, llvm::sys::fs::OF_Text);
+  llvm::ToolOutputFile out(output, ec, llvm::sys::fs::OF_Text);
   if (ec)
-    return fail(llvm::createStringError(ec, "cannot write '%s': %s", outputPath.c_str(),
+    return fail(llvm::createStringError(ec, "cannot write '%s': %s", output.c_str(),
                                         ec.message().c_str()));
-  (*module)->print(out.os());
-  out.os() << "\n";
+  if (!result->text.empty()) {
+    out.os() << result->text;
+  } else {
+    mlir::OpPrintingFlags flags;
+    if (elideWeights)
+      flags.elideLargeElementsAttrs(16);
+    result->module->print(out.os(), flags);
+    out.os() << "\n";
+  }
   out.keep();
   return 0;
 }

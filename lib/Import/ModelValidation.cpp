@@ -1,0 +1,235 @@
+#include "lib/Import/ModelValidation.h"
+
+#include "lib/Import/NodeContext.h"
+
+#include "onnx/defs/shape_inference.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+
+namespace nncc::import {
+namespace {
+
+llvm::Error fail(llvm::StringRef file, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 llvm::Twine(file) + ": " + message);
+}
+
+using GraphCheck = llvm::function_ref<llvm::Error(const onnx::GraphProto &)>;
+
+/// Runs `check` on `graph` and on every graph nested in its nodes' attributes.
+llvm::Error forEachGraph(const onnx::GraphProto &graph, GraphCheck check) {
+  if (auto err = check(graph))
+    return err;
+  for (const auto &node : graph.node())
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        if (auto err = forEachGraph(attr.g(), check))
+          return err;
+      for (const auto &sub : attr.graphs())
+        if (auto err = forEachGraph(sub, check))
+          return err;
+    }
+  return llvm::Error::success();
+}
+
+/// Bytes per element of a fixed-size ONNX tensor type; 0 for others.
+size_t elementBytes(int dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::BOOL:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+    return 1;
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    return 2;
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::FLOAT:
+    return 4;
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::COMPLEX64:
+    return 8;
+  case onnx::TensorProto::COMPLEX128:
+    return 16;
+  default:
+    return 0;
+  }
+}
+
+/// What is wrong with a tensor's raw data, if anything. libonnx 1.12's
+/// ParseData (shape inference of Reshape, Slice, ... with constant inputs)
+/// reads past the buffer when raw_data is not exactly dims x element size.
+std::optional<std::string> rawDataProblem(const onnx::TensorProto &tensor) {
+  if (!tensor.has_raw_data() || tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return std::nullopt;
+  size_t elemBytes = elementBytes(tensor.data_type());
+  if (!elemBytes)
+    return std::string("has raw data, but its data type has no fixed element size");
+  uint64_t bytes = elemBytes;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      return std::string("has a negative dimension");
+    if (dim && bytes > UINT64_MAX / (uint64_t)dim)
+      return std::string("has too many elements");
+    bytes *= (uint64_t)dim;
+  }
+  if (tensor.raw_data().size() != bytes)
+    return std::string(llvm::formatv("holds {0} bytes of raw data; its dims and data type need {1}",
+                                     tensor.raw_data().size(), bytes));
+  return std::nullopt;
+}
+
+llvm::Error checkTensors(const onnx::GraphProto &graph, llvm::StringRef file) {
+  for (const auto &tensor : graph.initializer())
+    if (auto problem = rawDataProblem(tensor))
+      return fail(file, "initializer '" + tensor.name() + "' " + *problem);
+  for (const auto &sparse : graph.sparse_initializer())
+    for (const auto *tensor : {&sparse.values(), &sparse.indices()})
+      if (auto problem = rawDataProblem(*tensor))
+        return fail(file, "sparse initializer '" + sparse.values().name() + "' " + *problem);
+  for (const auto &[index, node] : llvm::enumerate(graph.node()))
+    for (const auto &attr : node.attribute()) {
+      std::vector<const onnx::TensorProto *> tensors;
+      if (attr.has_t())
+        tensors.push_back(&attr.t());
+      for (const auto &tensor : attr.tensors())
+        tensors.push_back(&tensor);
+      for (const auto *tensor : tensors)
+        if (auto problem = rawDataProblem(*tensor))
+          return fail(file, describeNode(node, index) + " (" + node.op_type() + "): attribute '" +
+                                attr.name() + "' " + *problem);
+    }
+  return llvm::Error::success();
+}
+
+/// libonnx 1.12's IR importer (under the version converter) follows a null
+/// pointer for a main-graph output that nothing defines.
+llvm::Error checkOutputsDefined(const onnx::GraphProto &graph, llvm::StringRef file) {
+  std::set<std::string> defined;
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+  for (const auto &tensor : graph.initializer())
+    defined.insert(tensor.name());
+  for (const auto &sparse : graph.sparse_initializer())
+    defined.insert(sparse.values().name());
+  for (const auto &node : graph.node())
+    defined.insert(node.output().begin(), node.output().end());
+  for (const auto &output : graph.output())
+    if (!defined.count(output.name()))
+      return fail(file, "graph output '" + output.name() +
+                            "' is not produced by any node, input or initializer");
+  return llvm::Error::success();
+}
+
+/// For the ops whose shape inference is libonnx's convPoolShapeInference or
+/// convTransposeShapeInference: the index of the weight input, -1 for pools.
+std::optional<int> convPoolWeightIndex(llvm::StringRef opType, llvm::StringRef domain) {
+  if (!domain.empty() && domain != "ai.onnx")
+    return std::nullopt;
+  if (opType == "Conv" || opType == "ConvInteger" || opType == "ConvTranspose")
+    return 1;
+  if (opType == "QLinearConv")
+    return 3;
+  if (opType == "MaxPool" || opType == "AveragePool" || opType == "LpPool")
+    return -1;
+  return std::nullopt;
+}
+
+using AttrLookup = llvm::function_ref<const onnx::AttributeProto *(const std::string &)>;
+
+/// The first of strides, dilations and kernel_shape holding a value below 1,
+/// with that value. convPoolShapeInference divides by strides unchecked.
+std::optional<std::pair<const char *, int64_t>> nonPositiveWindowAttr(AttrLookup attr) {
+  for (const char *name : {"strides", "dilations", "kernel_shape"})
+    if (const auto *found = attr(name))
+      for (int64_t value : found->ints())
+        if (value < 1)
+          return std::make_pair(name, value);
+  return std::nullopt;
+}
+
+llvm::Error checkConvPoolAttrs(const onnx::GraphProto &graph, llvm::StringRef file) {
+  for (const auto &[index, node] : llvm::enumerate(graph.node())) {
+    if (!convPoolWeightIndex(node.op_type(), node.domain()))
+      continue;
+    auto bad = nonPositiveWindowAttr([&](const std::string &name) -> const onnx::AttributeProto * {
+      for (const auto &attr : node.attribute())
+        if (attr.name() == name)
+          return &attr;
+      return nullptr;
+    });
+    if (bad)
+      return fail(file, describeNode(node, index) + " (" + node.op_type() + "): " + bad->first +
+                            " must be positive, got " + llvm::Twine(bad->second));
+  }
+  return llvm::Error::success();
+}
+
+/// Wraps the conv/pool ops' inference functions so that they return without
+/// inferring anything where libonnx 1.12 would crash: on non-positive window
+/// attributes (checkConvPoolAttrs reports those in the graph, but function
+/// bodies are inferred too) and when the weight's rank differs from the
+/// input's (without kernel_shape, the kernel rank is taken from the weight and
+/// indexes vectors sized by the input's rank past their end). The op handlers
+/// then report the node.
+class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
+public:
+  const onnx::OpSchema *GetSchema(const std::string &key, const int maxInclusiveVersion,
+                                  const std::string &domain) const override {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(key, maxInclusiveVersion, domain);
+    std::optional<int> weightIndex = convPoolWeightIndex(key, domain);
+    if (!schema || !weightIndex || !schema->has_type_and_shape_inference_function())
+      return schema;
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_ptr<onnx::OpSchema> &guarded = guarded_[schema];
+    if (!guarded) {
+      guarded = std::make_unique<onnx::OpSchema>(*schema);
+      guarded->TypeAndShapeInferenceFunction(
+          [inner = schema->GetTypeAndShapeInferenceFunction(),
+           w = *weightIndex](onnx::InferenceContext &ctx) {
+            if (nonPositiveWindowAttr([&](const std::string &n) { return ctx.getAttribute(n); }))
+              return;
+            if (w >= 0 && onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, w) &&
+                onnx::getInputShape(ctx, 0).dim_size() != onnx::getInputShape(ctx, w).dim_size())
+              return;
+            inner(ctx);
+          });
+    }
+    return guarded.get();
+  }
+
+private:
+  mutable std::mutex mutex_;
+  mutable std::map<const onnx::OpSchema *, std::unique_ptr<onnx::OpSchema>> guarded_;
+};
+
+} // namespace
+
+llvm::Error validateModel(const onnx::ModelProto &model, llvm::StringRef file) {
+  if (auto err = checkOutputsDefined(model.graph(), file))
+    return err;
+  return forEachGraph(model.graph(), [&](const onnx::GraphProto &graph) -> llvm::Error {
+    if (auto err = checkTensors(graph, file))
+      return err;
+    return checkConvPoolAttrs(graph, file);
+  });
+}
+
+const onnx::ISchemaRegistry *shapeInferenceSchemas() {
+  static const GuardedSchemaRegistry registry;
+  return &registry;
+}
+
+} // namespace nncc::import

@@ -1,0 +1,34 @@
+#ifndef NNCC_LIB_IMPORT_MODELVALIDATION_H
+#define NNCC_LIB_IMPORT_MODELVALIDATION_H
+
+/// Checks that stand between a parsed model and libonnx 1.12: its checker,
+/// shape inference and version converter read past buffers, divide by zero
+/// or follow null pointers on some malformed models instead of reporting
+/// them. These checks reject such models first, with messages that name the
+/// tensor or node at fault.
+
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+namespace nncc::import {
+
+/// Rejects what makes libonnx 1.12 crash before shape inference can
+/// report it: tensors (initializers and tensor attributes, in subgraphs too)
+/// whose raw data does not match their shape and type, main-graph outputs
+/// nothing produces, and conv/pool nodes with zero or negative strides,
+/// dilations or kernel_shape. Errors are "<file>: <what is wrong>".
+llvm::Error validateModel(const onnx::ModelProto &model, llvm::StringRef file);
+
+/// The schema registry to hand onnx::shape_inference::InferShapes: ONNX's own,
+/// except that the conv/pool ops' inference is skipped for nodes it would
+/// crash on (non-positive strides, dilations or kernel_shape; input and weight
+/// of different ranks). Such nodes are left without inferred types; the op
+/// handlers report them by name.
+const onnx::ISchemaRegistry *shapeInferenceSchemas();
+
+} // namespace nncc::import
+
+#endif // NNCC_LIB_IMPORT_MODELVALIDATION_H

@@ -1,0 +1,174 @@
+/// Kernels to host object code: the upstream bufferization and LLVM lowering
+/// pipelines, a packed-argument entry per kernel, LLVM -O3 for the host CPU.
+#include "lib/Target/HostCodegen.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace nncc {
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Upstream passes from bufferization to the LLVM dialect. Kernel arguments
+/// are static, identity-layout memrefs passed as bare pointers.
+/// (Pass elements of the module-level pass manager, hence no anchor.)
+constexpr const char *kLoweringPipeline =
+    "one-shot-bufferize{bufferize-function-boundaries=1 "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "drop-equivalent-buffer-results,"
+    "func.func(convert-linalg-to-loops),"
+    "buffer-deallocation-pipeline,"
+    "convert-bufferization-to-memref,"
+    "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "convert-math-to-libm,"
+    "finalize-memref-to-llvm,"
+    "convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,"
+    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+    "reconcile-unrealized-casts";
+
+/// Collects error diagnostics while alive.
+struct DiagnosticCollector {
+  explicit DiagnosticCollector(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &diag) {
+          if (diag.getSeverity() == DiagnosticSeverity::Error) {
+            llvm::raw_string_ostream os(text);
+            os << "\n  " << diag.getLocation() << ": " << diag;
+          }
+          return success();
+        }) {}
+  std::string text;
+  ScopedDiagnosticHandler handler;
+};
+
+/// Adds `nncc_<name>(ptr args, i64 begin, i64 end)` calling `kernel` with the
+/// pointers args[0..n).
+void addPackedEntry(OpBuilder &b, LLVM::LLVMFuncOp kernel) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = kernel.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = IntegerType::get(ctx, 64);
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr, i64, i64});
+  auto entry = LLVM::LLVMFuncOp::create(b, loc, ("nncc_" + kernel.getName()).str(), type);
+  Block *body = entry.addEntryBlock(b);
+  OpBuilder eb = OpBuilder::atBlockBegin(body);
+  SmallVector<Value> args;
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+    Value slot = LLVM::GEPOp::create(eb, loc, ptr, ptr, body->getArgument(0),
+                                     ArrayRef<LLVM::GEPArg>{(int32_t)i});
+    args.push_back(LLVM::LoadOp::create(eb, loc, ptr, slot));
+  }
+  LLVM::CallOp::create(eb, loc, kernel, args);
+  LLVM::ReturnOp::create(eb, loc, ValueRange{});
+}
+
+} // namespace
+
+llvm::Expected<OwningOpRef<ModuleOp>> lowerKernelsToLLVM(ModuleOp execModule) {
+  MLIRContext *ctx = execModule.getContext();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(execModule.getLoc());
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module->getBody());
+  SmallVector<std::string> names;
+  // Kernels stay private through bufferization, which lets it drop their
+  // results (they equal the destination arguments); the packed entries are
+  // the public symbols.
+  for (auto func : execModule.getOps<func::FuncOp>()) {
+    if (!func.isPrivate() || func.isExternal())
+      continue;
+    auto clone = cast<func::FuncOp>(b.clone(*func));
+    names.push_back(clone.getName().str());
+  }
+  static const bool passesRegistered = (registerAllPasses(), true);
+  (void)passesRegistered;
+  DiagnosticCollector diags(ctx);
+  PassManager pm(ctx);
+  if (failed(parsePassPipeline(kLoweringPipeline, pm)))
+    return fail("internal error: bad lowering pipeline");
+  if (failed(pm.run(*module)))
+    return fail("kernel lowering failed:" + diags.text);
+  b.setInsertionPointToEnd(module->getBody());
+  for (const auto &name : names) {
+    auto kernel = module->lookupSymbol<LLVM::LLVMFuncOp>(name);
+    if (!kernel)
+      return fail("internal error: kernel '" + name + "' vanished during lowering");
+    if (kernel.getFunctionType().getReturnType() != LLVM::LLVMVoidType::get(ctx))
+      return fail("kernel '" + name + "' still returns a value after bufferization");
+    addPackedEntry(b, kernel);
+  }
+  return module;
+}
+
+llvm::Expected<std::string> translateToLLVMIR(ModuleOp llvmModule) {
+  registerBuiltinDialectTranslation(*llvmModule.getContext());
+  registerLLVMDialectTranslation(*llvmModule.getContext());
+  llvm::LLVMContext llvmContext;
+  auto llvmIR = translateModuleToLLVMIR(llvmModule, llvmContext);
+  if (!llvmIR)
+    return fail("translation to LLVM IR failed");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvmIR->print(os, nullptr);
+  return text;
+}
+
+llvm::Error emitHostObject(ModuleOp llvmModule, llvm::StringRef path) {
+  registerBuiltinDialectTranslation(*llvmModule.getContext());
+  registerLLVMDialectTranslation(*llvmModule.getContext());
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext llvmContext;
+  auto llvmIR = translateModuleToLLVMIR(llvmModule, llvmContext);
+  if (!llvmIR)
+    return fail("translation to LLVM IR failed");
+
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
+  if (!target)
+    return fail("no LLVM target for " + triple + ": " + error);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      llvm::Triple(triple), llvm::sys::getHostCPUName(), "", options, llvm::Reloc::PIC_));
+  llvmIR->setDataLayout(machine->createDataLayout());
+  llvmIR->setTargetTriple(llvm::Triple(triple));
+
+  auto optimize = makeOptimizingTransformer(3, 0, machine.get());
+  if (auto err = optimize(llvmIR.get()))
+    return err;
+
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write '" + path + "': " + ec.message());
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, out, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return fail("the host target cannot emit object files");
+  codegen.run(*llvmIR);
+  return llvm::Error::success();
+}
+
+} // namespace nncc

@@ -1,0 +1,27 @@
+#ifndef NNCC_LIB_TARGET_HOSTCODEGEN_H
+#define NNCC_LIB_TARGET_HOSTCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace nncc {
+
+/// Lowers the kernel functions of an exec-level module (every private
+/// `func.func`) to the LLVM dialect: bufferization, loops, LLVM, plus one
+/// packed entry `nncc_<kernel>(void **args, int64_t begin, int64_t end)` per
+/// kernel with the runtime's calling convention. Returns the new module.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> lowerKernelsToLLVM(mlir::ModuleOp execModule);
+
+/// Translates an LLVM-dialect module to LLVM IR text (for --emit=llvm).
+llvm::Expected<std::string> translateToLLVMIR(mlir::ModuleOp llvmModule);
+
+/// Optimizes and compiles an LLVM-dialect module for the host CPU into an
+/// object file at `path`.
+llvm::Error emitHostObject(mlir::ModuleOp llvmModule, llvm::StringRef path);
+
+} // namespace nncc
+
+#endif // NNCC_LIB_TARGET_HOSTCODEGEN_H

@@ -1,0 +1,112 @@
+#include "lib/Target/Package.h"
+
+#include "lib/Target/HostCodegen.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+#include "ModuleAbiText.inc"
+
+namespace nncc {
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Error writeFile(llvm::StringRef path, llvm::StringRef contents) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write '" + path + "': " + ec.message());
+  out << contents;
+  out.close();
+  if (out.has_error())
+    return fail("cannot write '" + path + "': " + out.error().message());
+  return llvm::Error::success();
+}
+
+std::string join(llvm::StringRef dir, llvm::StringRef name) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+} // namespace
+
+llvm::Error packageSharedLibrary(const ModulePlan &plan, mlir::ModuleOp llvmKernels,
+                                 llvm::StringRef outputPath, const PackageOptions &options) {
+  llvm::SmallString<256> dir;
+  if (!options.keepDir.empty()) {
+    dir = options.keepDir;
+    if (auto ec = llvm::sys::fs::create_directories(dir))
+      return fail("cannot create '" + dir + "': " + ec.message());
+  } else if (auto ec = llvm::sys::fs::createUniqueDirectory("nncc", dir)) {
+    return fail("cannot create a temporary folder: " + ec.message());
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    if (options.keepDir.empty())
+      llvm::sys::fs::remove_directories(dir);
+  });
+
+  std::string weightsName;
+  if (options.weightsFile) {
+    weightsName = llvm::sys::path::filename(outputPath).str() + ".weights";
+    llvm::SmallString<256> weightsPath(llvm::sys::path::parent_path(outputPath));
+    llvm::sys::path::append(weightsPath, weightsName);
+    if (auto err = writeFile(weightsPath, plan.weights.data))
+      return err;
+  }
+  std::string planC = join(dir, "plan.c"), kernelsO = join(dir, "kernels.o"),
+              weightsBin = join(dir, "weights.bin"), weightsS = join(dir, "weights.S"),
+              exportsMap = join(dir, "exports.map");
+  if (auto err = writeFile(join(dir, "module_abi.h"), kModuleAbiHeader))
+    return err;
+  if (auto err = writeFile(planC, emitPlanSource(plan, weightsName)))
+    return err;
+  if (auto err = emitHostObject(llvmKernels, kernelsO))
+    return err;
+  if (auto err = writeFile(exportsMap, "{ global: nncc_module_get; local: *; };\n"))
+    return err;
+  std::vector<std::string> args;
+  const char *ccEnv = std::getenv("NNCC_CC");
+  auto cc = llvm::sys::findProgramByName(ccEnv ? ccEnv : "cc");
+  if (!cc)
+    return fail("no C compiler found to link the module (install gcc, or set NNCC_CC)");
+  args = {*cc, "-shared", "-fPIC", "-O1", "-fvisibility=hidden", "-I" + std::string(dir), "-o",
+          outputPath.str(), planC, kernelsO};
+  if (!options.weightsFile) {
+    if (auto err = writeFile(weightsBin, plan.weights.data))
+      return err;
+    // The blob is assembled in as-is; 64-byte alignment keeps vector loads aligned.
+    std::string asmText = "  .section .rodata\n  .balign 64\n  .globl nncc_weights_blob\n"
+                          "  .hidden nncc_weights_blob\nnncc_weights_blob:\n  .incbin \"" +
+                          weightsBin + "\"\n  .byte 0\n  .section .note.GNU-stack,\"\",@progbits\n";
+    if (auto err = writeFile(weightsS, asmText))
+      return err;
+    args.push_back(weightsS);
+  }
+  args.push_back("-Wl,--version-script=" + exportsMap);
+  args.push_back("-lm");
+  std::string log = join(dir, "link.log");
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*cc, argRefs, std::nullopt, redirects, 0, 0, &error);
+  if (rc != 0) {
+    std::string output;
+    if (auto buffer = llvm::MemoryBuffer::getFile(log))
+      output = (*buffer)->getBuffer().str();
+    return fail("linking '" + outputPath + "' with " + *cc + " failed" +
+                (error.empty() ? "" : ": " + error) + "\n" + output);
+  }
+  return llvm::Error::success();
+}
+
+} // namespace nncc

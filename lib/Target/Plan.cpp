@@ -1,0 +1,427 @@
+/// The exec-level schedule as plan data: buffers, steps and memory packing.
+#include "lib/Target/Plan.h"
+
+#include "dialects/Exec/ExecOps.h"
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include "nncc/module_abi.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace nncc {
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+constexpr int64_t kAlignment = 64;
+int64_t alignUp(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
+
+llvm::Expected<int32_t> dtypeOf(Type type) {
+  Type e = cast<RankedTensorType>(type).getElementType();
+  if (e.isF32()) return NNCC_DTYPE_F32;
+  if (e.isF64()) return NNCC_DTYPE_F64;
+  if (e.isF16()) return NNCC_DTYPE_F16;
+  if (e.isBF16()) return NNCC_DTYPE_BF16;
+  if (e.isInteger(1)) return NNCC_DTYPE_BOOL;
+  if (auto i = dyn_cast<IntegerType>(e)) {
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 8: return u ? NNCC_DTYPE_U8 : NNCC_DTYPE_I8;
+    case 16: return u ? NNCC_DTYPE_U16 : NNCC_DTYPE_I16;
+    case 32: return u ? NNCC_DTYPE_U32 : NNCC_DTYPE_I32;
+    case 64: return u ? NNCC_DTYPE_U64 : NNCC_DTYPE_I64;
+    }
+  }
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return fail("no runtime dtype for " + s);
+}
+
+int64_t bytesOf(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  int64_t width = t.getElementType().getIntOrFloatBitWidth();
+  return t.getNumElements() * std::max<int64_t>(1, width / 8);
+}
+
+/// The bytes of a constant as the runtime sees them (bool as one byte).
+std::string constantBytes(DenseElementsAttr attr) {
+  Type e = attr.getElementType();
+  int64_t n = attr.getNumElements();
+  std::string out;
+  if (e.isInteger(1)) {
+    for (bool v : attr.getValues<bool>())
+      out.push_back(v ? 1 : 0);
+    return out;
+  }
+  ArrayRef<char> raw = attr.getRawData();
+  if (attr.isSplat()) {
+    int64_t width = e.getIntOrFloatBitWidth() / 8;
+    for (int64_t i = 0; i < n; ++i)
+      out.append(raw.data(), width);
+    return out;
+  }
+  return std::string(raw.data(), raw.size());
+}
+
+/// Buffer assignment of one entry function.
+class EntryPlanner {
+public:
+  EntryPlanner(func::FuncOp func, ModulePlan &plan, llvm::StringMap<int32_t> &kernelIndex)
+      : func_(func), plan_(plan), kernelIndex_(kernelIndex) {}
+
+  llvm::Expected<EntryPlan> run();
+
+private:
+  Value root(Value v) const {
+    while (auto view = v.getDefiningOp<exec::ViewOp>())
+      v = view.getInput();
+    return v;
+  }
+  BufferRef ref(Value v) {
+    Value r = root(v);
+    BufferRef result = refs_.lookup(r);
+    result.bytes = bytesOf(v.getType());
+    return result;
+  }
+  llvm::Error addWeight(nn::ConstantOp op);
+  void packArena(EntryPlan &entry);
+
+  func::FuncOp func_;
+  ModulePlan &plan_;
+  llvm::StringMap<int32_t> &kernelIndex_;
+  llvm::DenseMap<Value, BufferRef> refs_;
+  /// Arena values in definition order with their live range (step indices).
+  struct Interval {
+    Value value;
+    int64_t bytes, begin, end, offset = -1;
+  };
+  std::vector<Interval> intervals_;
+  llvm::DenseMap<Value, size_t> intervalOf_;
+};
+
+llvm::Error EntryPlanner::addWeight(nn::ConstantOp op) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return fail("constants must be dense elements");
+  WeightBlob &w = plan_.weights;
+  int64_t offset = alignUp(w.data.size());
+  w.data.resize(offset, '\0');
+  std::string bytes = constantBytes(dense);
+  w.data += bytes;
+  std::string name;
+  if (auto loc = dyn_cast<NameLoc>(op.getLoc()))
+    name = loc.getName().str();
+  w.names.push_back(name);
+  w.offsets.push_back(offset);
+  w.sizes.push_back(bytes.size());
+  refs_[op.getResult()] = {NNCC_BUFFER_WEIGHT, (int32_t)w.names.size() - 1, 0, (int64_t)bytes.size()};
+  return llvm::Error::success();
+}
+
+void EntryPlanner::packArena(EntryPlan &entry) {
+  // Greedy by size, best fit: place the largest buffers first, each at the
+  // lowest offset that overlaps no placed buffer live at the same time.
+  std::vector<size_t> order(intervals_.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return intervals_[a].bytes > intervals_[b].bytes;
+  });
+  std::vector<size_t> placed;
+  for (size_t i : order) {
+    Interval &cur = intervals_[i];
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t j : placed) {
+      const Interval &o = intervals_[j];
+      if (o.begin <= cur.end && cur.begin <= o.end)
+        busy.push_back({o.offset, o.offset + alignUp(o.bytes)});
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t best = -1, bestGap = INT64_MAX, candidate = 0;
+    int64_t need = alignUp(cur.bytes);
+    for (auto [lo, hi] : busy) {
+      if (lo - candidate >= need && lo - candidate < bestGap) {
+        best = candidate;
+        bestGap = lo - candidate;
+      }
+      candidate = std::max(candidate, hi);
+    }
+    cur.offset = best >= 0 ? best : candidate;
+    placed.push_back(i);
+    entry.arenaBytes = std::max(entry.arenaBytes, cur.offset + need);
+    entry.noReuseBytes += need;
+  }
+  // The lower bound: the most bytes live at any one step.
+  int64_t steps = 0;
+  for (const auto &iv : intervals_)
+    steps = std::max(steps, iv.end + 1);
+  for (int64_t s = 0; s < steps; ++s) {
+    int64_t live = 0;
+    for (const auto &iv : intervals_)
+      if (iv.begin <= s && s <= iv.end)
+        live += alignUp(iv.bytes);
+    entry.liveLowerBound = std::max(entry.liveLowerBound, live);
+  }
+  for (const auto &iv : intervals_)
+    refs_[iv.value] = {NNCC_BUFFER_ARENA, 0, iv.offset, iv.bytes};
+}
+
+llvm::Expected<EntryPlan> EntryPlanner::run() {
+  EntryPlan entry;
+  entry.name = func_.getName().str();
+  for (auto [i, arg] : llvm::enumerate(func_.getArguments())) {
+    auto dtype = dtypeOf(arg.getType());
+    if (!dtype)
+      return dtype.takeError();
+    auto name = func_.getArgAttrOfType<StringAttr>(i, "nn.name");
+    auto shape = cast<RankedTensorType>(arg.getType()).getShape();
+    entry.inputs.push_back({name ? name.str() : "input" + std::to_string(i), *dtype, {shape.begin(), shape.end()}});
+    refs_[arg] = {NNCC_BUFFER_INPUT, (int32_t)i, 0, bytesOf(arg.getType())};
+  }
+  auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto dtype = dtypeOf(v.getType());
+    if (!dtype)
+      return dtype.takeError();
+    auto name = func_.getResultAttrOfType<StringAttr>(i, "nn.name");
+    auto shape = cast<RankedTensorType>(v.getType()).getShape();
+    entry.outputs.push_back({name ? name.str() : "output" + std::to_string(i), *dtype, {shape.begin(), shape.end()}});
+  }
+
+  // Outputs computed by a step are written straight into the caller's buffer.
+  llvm::DenseMap<Value, int32_t> outputOf;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Value r = root(v);
+    Operation *def = r.getDefiningOp();
+    if (def && isa<exec::LaunchOp, exec::GemmOp>(def) && !outputOf.count(r) &&
+        bytesOf(r.getType()) == bytesOf(v.getType()))
+      outputOf[r] = i;
+  }
+
+  // Steps, and live ranges of the arena values they define.
+  SmallVector<Operation *> stepOps;
+  for (Operation &op : func_.getBody().front()) {
+    if (auto c = dyn_cast<nn::ConstantOp>(op)) {
+      if (auto err = addWeight(c))
+        return std::move(err);
+    } else if (isa<exec::LaunchOp, exec::GemmOp>(op)) {
+      for (Value r : op.getResults()) {
+        if (outputOf.count(r)) {
+          refs_[r] = {NNCC_BUFFER_OUTPUT, outputOf[r], 0, bytesOf(r.getType())};
+          continue;
+        }
+        intervalOf_[r] = intervals_.size();
+        intervals_.push_back({r, bytesOf(r.getType()), (int64_t)stepOps.size(), (int64_t)stepOps.size()});
+      }
+      for (Value operand : op.getOperands())
+        if (auto it = intervalOf_.find(root(operand)); it != intervalOf_.end())
+          intervals_[it->second].end = stepOps.size();
+      stepOps.push_back(&op);
+    } else if (!isa<exec::ViewOp, func::ReturnOp>(op)) {
+      return fail(llvm::formatv("op '{0}' has no plan step", op.getName().getStringRef()));
+    }
+  }
+  // Values returned through a copy live until the copies at the end.
+  for (Value v : ret.getOperands())
+    if (auto it = intervalOf_.find(root(v)); it != intervalOf_.end())
+      intervals_[it->second].end = stepOps.size();
+  packArena(entry);
+
+  for (Operation *op : stepOps) {
+    PlanStep step;
+    if (auto launch = dyn_cast<exec::LaunchOp>(op)) {
+      step.kind = NNCC_STEP_KERNEL;
+      auto it = kernelIndex_.find(launch.getKernel());
+      if (it == kernelIndex_.end()) {
+        kernelIndex_[launch.getKernel()] = plan_.kernels.size();
+        plan_.kernels.push_back(launch.getKernel().str());
+        it = kernelIndex_.find(launch.getKernel());
+      }
+      step.kernel = it->second;
+      step.name = launch.getNodes().str();
+    } else {
+      auto gemm = cast<exec::GemmOp>(op);
+      step.kind = NNCC_STEP_GEMM;
+      step.name = gemm.getNodes().str();
+      auto a = cast<RankedTensorType>(gemm.getA().getType()), b = cast<RankedTensorType>(gemm.getB().getType());
+      auto c = cast<RankedTensorType>(gemm.getType());
+      int64_t m = c.getShape()[c.getRank() - 2], n = c.getShape()[c.getRank() - 1];
+      int64_t k = a.getShape()[a.getRank() - (gemm.getTransA() ? 2 : 1)];
+      int64_t batch = c.getNumElements() / (m * n);
+      auto batchStride = [&](RankedTensorType t) {
+        int64_t matrix = t.getShape()[t.getRank() - 1] * t.getShape()[t.getRank() - 2];
+        return t.getNumElements() == matrix ? 0 : matrix;
+      };
+      int64_t lda = a.getShape().back(), ldb = b.getShape().back();
+      step.iparams = {batch, m, n, k, gemm.getTransA(), gemm.getTransB(), lda, ldb, n,
+                      batchStride(a), batchStride(b), m * n};
+      step.fparams = {gemm.getAlpha().convertToDouble(), gemm.getBeta().convertToDouble()};
+    }
+    for (Value operand : op->getOperands())
+      step.args.push_back(ref(operand));
+    for (Value result : op->getResults())
+      step.args.push_back(ref(result));
+    for (const auto &arg : step.args)
+      entry.bytesMoved += arg.bytes;
+    entry.steps.push_back(std::move(step));
+  }
+  // Outputs not written by a step (inputs, weights, views of those, repeats).
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    BufferRef src = ref(v);
+    if (src.kind == NNCC_BUFFER_OUTPUT && src.index == (int32_t)i)
+      continue;
+    PlanStep copy;
+    copy.kind = NNCC_STEP_COPY;
+    copy.name = "output copy";
+    copy.args = {src, {NNCC_BUFFER_OUTPUT, (int32_t)i, 0, bytesOf(v.getType())}};
+    entry.bytesMoved += 2 * src.bytes;
+    entry.steps.push_back(std::move(copy));
+  }
+  return entry;
+}
+
+std::string cString(llvm::StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += std::string("\\") + c;
+    else if (c >= 32 && c < 127)
+      out += c;
+    else
+      out += llvm::formatv("\\{0:o3}", (unsigned)(unsigned char)c).str();
+  }
+  return out + "\"";
+}
+
+template <typename T>
+std::string cArray(const std::vector<T> &values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + llvm::formatv("{0}", values[i]).str();
+  return out;
+}
+
+} // namespace
+
+llvm::Expected<ModulePlan> buildPlan(ModuleOp execModule) {
+  ModulePlan plan;
+  llvm::StringMap<int32_t> kernelIndex;
+  for (auto func : execModule.getOps<func::FuncOp>()) {
+    if (func.isPrivate())
+      continue;
+    auto entry = EntryPlanner(func, plan, kernelIndex).run();
+    if (!entry)
+      return entry.takeError();
+    plan.entries.push_back(std::move(*entry));
+  }
+  return plan;
+}
+
+uint64_t weightsChecksum(const std::string &data) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFile) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "/* Generated by nncc: the plan of a compiled module. */\n"
+     << "#include \"module_abi.h\"\n#include <stddef.h>\n\n";
+  for (const auto &k : plan.kernels)
+    os << "extern void nncc_" << k << "(void **, int64_t, int64_t);\n";
+  if (weightsFile.empty())
+    os << "extern const uint8_t nncc_weights_blob[];\n";
+  os << "\n";
+  auto tensors = [&](const std::string &prefix, const std::vector<TensorDesc> &descs) {
+    for (size_t i = 0; i < descs.size(); ++i)
+      os << "static const int64_t " << prefix << i << "_dims[] = {" << cArray(descs[i].dims)
+         << (descs[i].dims.empty() ? "0" : "") << "};\n";
+    if (descs.empty())
+      return;
+    os << "static const nncc_tensor_desc " << prefix << "[] = {\n";
+    for (size_t i = 0; i < descs.size(); ++i)
+      os << "  {" << cString(descs[i].name) << ", " << descs[i].dtype << ", " << descs[i].dims.size()
+         << ", " << prefix << i << "_dims},\n";
+    os << "};\n";
+  };
+  for (size_t e = 0; e < plan.entries.size(); ++e) {
+    const EntryPlan &entry = plan.entries[e];
+    std::string p = "e" + std::to_string(e);
+    tensors(p + "_in", entry.inputs);
+    tensors(p + "_out", entry.outputs);
+    for (size_t i = 0; i < entry.steps.size(); ++i) {
+      const PlanStep &step = entry.steps[i];
+      os << "static const nncc_buffer_ref " << p << "_s" << i << "_args[] = {";
+      for (const auto &a : step.args)
+        os << "{" << a.kind << ", " << a.index << ", " << a.offset << ", " << a.bytes << "}, ";
+      os << "};\n";
+      if (!step.iparams.empty())
+        os << "static const int64_t " << p << "_s" << i << "_i[] = {" << cArray(step.iparams) << "};\n";
+      if (!step.fparams.empty()) {
+        os << "static const double " << p << "_s" << i << "_f[] = {";
+        for (double f : step.fparams)
+          os << llvm::formatv("{0:e17}", f) << ", ";
+        os << "};\n";
+      }
+    }
+    os << "static const nncc_step " << p << "_steps[] = {\n";
+    for (size_t i = 0; i < entry.steps.size(); ++i) {
+      const PlanStep &step = entry.steps[i];
+      std::string sp = p + "_s" + std::to_string(i);
+      os << "  {" << step.kind << ", " << step.kernel << ", " << step.args.size() << ", " << sp << "_args, "
+         << step.iparams.size() << ", " << (step.iparams.empty() ? "NULL" : sp + "_i") << ", "
+         << step.fparams.size() << ", " << (step.fparams.empty() ? "NULL" : sp + "_f") << ", "
+         << step.parallelExtent << ", " << cString(step.name) << "},\n";
+    }
+    os << "};\n";
+  }
+  os << "static const nncc_entry entries[] = {\n";
+  for (size_t e = 0; e < plan.entries.size(); ++e) {
+    const EntryPlan &entry = plan.entries[e];
+    std::string p = "e" + std::to_string(e);
+    os << "  {" << cString(entry.name) << ", " << entry.inputs.size() << ", "
+       << (entry.inputs.empty() ? "NULL" : p + "_in") << ", " << entry.outputs.size() << ", "
+       << (entry.outputs.empty() ? "NULL" : p + "_out") << ", " << entry.arenaBytes << ", "
+       << entry.steps.size() << ", " << (entry.steps.empty() ? "NULL" : p + "_steps") << "},\n";
+  }
+  os << "};\n";
+  if (!plan.kernels.empty()) {
+    os << "static const nncc_kernel kernels[] = {\n";
+    for (const auto &k : plan.kernels)
+      os << "  {" << cString(k) << ", nncc_" << k << ", NULL},\n";
+    os << "};\n";
+  }
+  const WeightBlob &w = plan.weights;
+  if (!w.names.empty()) {
+    os << "static const nncc_weight weights[] = {\n";
+    for (size_t i = 0; i < w.names.size(); ++i)
+      os << "  {" << cString(w.names[i]) << ", " << w.offsets[i] << ", " << w.sizes[i] << "},\n";
+    os << "};\n";
+  }
+  os << "static const nncc_module module = {\n"
+     << "  NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module), \"nncc 0.1\",\n"
+     << "  " << plan.entries.size() << ", entries,\n"
+     << "  " << plan.kernels.size() << ", " << (plan.kernels.empty() ? "NULL" : "kernels") << ",\n"
+     << "  " << w.names.size() << ", " << (w.names.empty() ? "NULL" : "weights") << ",\n"
+     << "  " << (weightsFile.empty() ? "nncc_weights_blob" : "NULL") << ", "
+     << (weightsFile.empty() ? "NULL" : cString(weightsFile)) << ",\n"
+     << "  " << w.data.size() << ", " << weightsChecksum(w.data) << "ull,\n};\n\n"
+     << "__attribute__((visibility(\"default\"))) const nncc_module *nncc_module_get(void) {\n"
+     << "  return &module;\n}\n";
+  return s;
+}
+
+} // namespace nncc

@@ -1,0 +1,79 @@
+#ifndef NNCC_LIB_TARGET_PLAN_H
+#define NNCC_LIB_TARGET_PLAN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nncc {
+
+/// One buffer operand of a plan step (mirrors nncc_buffer_ref).
+struct BufferRef {
+  int32_t kind = 0; // nncc_buffer_kind
+  int32_t index = 0;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+struct PlanStep {
+  int32_t kind = 0; // nncc_step_kind
+  int32_t kernel = -1;
+  std::vector<BufferRef> args;
+  std::vector<int64_t> iparams;
+  std::vector<double> fparams;
+  int64_t parallelExtent = 0;
+  std::string name;
+};
+
+struct TensorDesc {
+  std::string name;
+  int32_t dtype = 0;
+  std::vector<int64_t> dims;
+};
+
+struct EntryPlan {
+  std::string name;
+  std::vector<TensorDesc> inputs, outputs;
+  std::vector<PlanStep> steps;
+  int64_t arenaBytes = 0;
+  /// Sum of all arena buffers (what the arena would take without reuse).
+  int64_t noReuseBytes = 0;
+  /// The largest total of arena buffers live at one step: no packing beats it.
+  int64_t liveLowerBound = 0;
+  /// Bytes each step reads and writes, summed (inputs read once, outputs written once).
+  int64_t bytesMoved = 0;
+};
+
+struct WeightBlob {
+  std::vector<std::string> names;
+  std::vector<int64_t> offsets, sizes;
+  std::string data; // 64-byte aligned entries
+};
+
+/// The whole plan of a module: entries, kernel names (in kernel-table
+/// order), weights.
+struct ModulePlan {
+  std::vector<EntryPlan> entries;
+  std::vector<std::string> kernels;
+  WeightBlob weights;
+};
+
+/// Builds the plan from an exec-level module: one step per launch, GEMM or
+/// output copy; every intermediate gets an arena offset from a greedy
+/// best-fit packing over the schedule's live ranges.
+llvm::Expected<ModulePlan> buildPlan(mlir::ModuleOp execModule);
+
+/// Writes the C source declaring the nncc_module struct of `plan` (the kernel
+/// entries are `nncc_<kernel>` symbols; the weight blob is the symbol
+/// `nncc_weights_blob`, or `weightsFile` when not empty).
+std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFile);
+
+/// FNV-1a 64 of the weight blob (checked by the runtime at load).
+uint64_t weightsChecksum(const std::string &data);
+
+} // namespace nncc
+
+#endif // NNCC_LIB_TARGET_PLAN_H

@@ -1,0 +1,310 @@
+//===- nncc-run.cpp - run, check and time a compiled module ---------------===//
+//
+//   nncc-run model.so [--device cpu|cuda:N] [--entry NAME] --input-dir D
+//            [--output-dir O] [--compare D [--rtol R] [--atol A]] [--bench N]
+//            [--threads T]
+//
+// Inputs and outputs are ONNX TensorProto files in the backend-test layout:
+// input_K.pb is the K-th input of the entry in signature order, output_K.pb
+// the K-th output. Links only the runtime (no protobuf, ONNX or LLVM), so it
+// works on a machine that has nothing but the runtime and a driver.
+//
+//===----------------------------------------------------------------------===//
+#include "Compare.h"
+#include "TensorProto.h"
+#include "nncc/runtime.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+using nncc::tools::HostTensor;
+
+namespace {
+
+const char kUsage[] =
+    "usage: nncc-run model.so [--device cpu|cuda:N] [--entry NAME] --input-dir D\n"
+    "                [--output-dir O] [--compare D] [--rtol R] [--atol A]\n"
+    "                [--bench N] [--threads T]\n"
+    "\n"
+    "  --device D      device to run on (default cpu)\n"
+    "  --entry NAME    entry point (default: the only one, or 'forward')\n"
+    "  --input-dir D   reads D/input_K.pb, the K-th input of the entry\n"
+    "  --output-dir O  writes O/output_K.pb\n"
+    "  --compare D     compares with D/output_K.pb: |got-exp| <= atol + rtol*|exp|\n"
+    "  --rtol R        relative tolerance (default 1e-3)\n"
+    "  --atol A        absolute tolerance (default 1e-5)\n"
+    "  --bench N       times N runs after warm-up; prints the median\n"
+    "  --threads T     CPU threads (default 0 = all cores)\n";
+
+struct Options {
+  std::string model, device = "cpu", entry, inputDir, outputDir, compareDir;
+  double rtol = 1e-3, atol = 1e-5;
+  long bench = 0;
+  int threads = 0;
+};
+
+[[noreturn]] void usageError(const std::string &msg) {
+  throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT, msg + " (see --help)");
+}
+
+double parseDouble(const std::string &flag, const std::string &v) {
+  char *end = nullptr;
+  double d = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end || !(d >= 0))
+    usageError(flag + " needs a non-negative number, got '" + v + "'");
+  return d;
+}
+
+long parseInt(const std::string &flag, const std::string &v, long min, long max) {
+  char *end = nullptr;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || n < min || n > max)
+    usageError(flag + " needs an integer in [" + std::to_string(min) + ", " +
+               std::to_string(max) + "], got '" + v + "'");
+  return n;
+}
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg.compare(0, 2, "--") != 0) {
+      if (!o.model.empty())
+        usageError("more than one module given ('" + o.model + "', '" + arg + "')");
+      o.model = arg;
+      continue;
+    }
+    std::string flag = arg, value;
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    } else {
+      if (i + 1 >= argc)
+        usageError(flag + " needs a value");
+      value = argv[++i];
+    }
+    if (flag == "--device")
+      o.device = value;
+    else if (flag == "--entry")
+      o.entry = value;
+    else if (flag == "--input-dir")
+      o.inputDir = value;
+    else if (flag == "--output-dir")
+      o.outputDir = value;
+    else if (flag == "--compare")
+      o.compareDir = value;
+    else if (flag == "--rtol")
+      o.rtol = parseDouble(flag, value);
+    else if (flag == "--atol")
+      o.atol = parseDouble(flag, value);
+    else if (flag == "--bench")
+      o.bench = parseInt(flag, value, 1, 100000000);
+    else if (flag == "--threads")
+      o.threads = static_cast<int>(parseInt(flag, value, 0, 4096));
+    else
+      usageError("unknown option '" + flag + "'");
+  }
+  if (o.model.empty())
+    usageError("no module given");
+  if (o.inputDir.empty())
+    usageError("--input-dir is required");
+  return o;
+}
+
+bool fileExists(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string signature(const std::vector<nncc::TensorInfo> &ts) {
+  std::string s;
+  for (const nncc::TensorInfo &t : ts)
+    s += (s.empty() ? "" : ", ") + t.name + " " + t.typeString();
+  return s.empty() ? "none" : s;
+}
+
+nncc::EntryInfo pickEntry(const nncc::Module &module, const std::string &wanted) {
+  if (!wanted.empty())
+    return module.entry(wanted);
+  std::vector<nncc::EntryInfo> entries = module.entries();
+  if (entries.size() == 1)
+    return entries[0];
+  for (const nncc::EntryInfo &e : entries)
+    if (e.name == "forward")
+      return e;
+  std::string names;
+  for (const nncc::EntryInfo &e : entries)
+    names += (names.empty() ? "'" : ", '") + e.name + "'";
+  throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT,
+                    "the module has several entry points (" + (names.empty() ? "none" : names) +
+                        "); choose one with --entry");
+}
+
+HostTensor readTensor(const std::string &path) {
+  HostTensor t;
+  std::string error;
+  if (!nncc::tools::readTensorProtoFile(path, &t, &error))
+    throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT, error);
+  return t;
+}
+
+std::string fmt(const char *f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+void printValues(const nncc::Tensor &t) {
+  int64_t n = t.numel();
+  int64_t shown = std::min<int64_t>(n, 8);
+  for (int64_t i = 0; i < shown; ++i)
+    std::printf(" %g", nncc::tools::elementAsDouble(static_cast<int32_t>(t.dtype()), t.data(), i));
+  if (n > shown)
+    std::printf(" ... (%lld values)", static_cast<long long>(n));
+  std::printf("\n");
+}
+
+int run(const Options &o) {
+  nncc::Module module = nncc::Module::load(o.model);
+  nncc::EntryInfo entry = pickEntry(module, o.entry);
+  nncc::Session session(module, nncc::Device::parse(o.device), nncc::SessionOptions{o.threads});
+  std::printf("entry '%s' on %s, %d thread%s\n", entry.name.c_str(), session.device().c_str(),
+              session.threads(), session.threads() == 1 ? "" : "s");
+
+  // Inputs: read once, then used in place by every run.
+  std::vector<HostTensor> hostInputs;
+  nncc::TensorMap inputs;
+  for (size_t k = 0; k < entry.inputs.size(); ++k) {
+    std::string path = o.inputDir + "/input_" + std::to_string(k) + ".pb";
+    if (!fileExists(path))
+      throw nncc::Error(NNCC_ERROR_NOT_FOUND,
+                        path + ": no such file (entry '" + entry.name + "' has " +
+                            std::to_string(entry.inputs.size()) +
+                            " inputs: " + signature(entry.inputs) + ")");
+    hostInputs.push_back(readTensor(path));
+  }
+  std::string extra = o.inputDir + "/input_" + std::to_string(entry.inputs.size()) + ".pb";
+  if (fileExists(extra))
+    throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT,
+                      extra + " exists, but entry '" + entry.name + "' has only " +
+                          std::to_string(entry.inputs.size()) +
+                          " inputs: " + signature(entry.inputs));
+  for (size_t k = 0; k < entry.inputs.size(); ++k) {
+    HostTensor &h = hostInputs[k];
+    inputs[entry.inputs[k].name] =
+        nncc::Tensor::wrap(h.data.data(), static_cast<nncc::DType>(h.dtype), h.dims);
+  }
+
+  // Outputs: allocated once, written by every run.
+  nncc::TensorMap outputs;
+  for (const nncc::TensorInfo &t : entry.outputs)
+    outputs[t.name] = nncc::Tensor::empty(t.dtype, t.dims);
+
+  try {
+    session.run(entry.name, inputs, outputs);
+  } catch (const nncc::Error &e) {
+    // Name the files behind the runtime's input names.
+    std::string msg = e.what();
+    for (size_t k = 0; k < entry.inputs.size(); ++k)
+      if (msg.find("input '" + entry.inputs[k].name + "'") != std::string::npos) {
+        msg = o.inputDir + "/input_" + std::to_string(k) + ".pb: " + msg;
+        break;
+      }
+    throw nncc::Error(e.status(), msg);
+  }
+  std::printf("allocated %lld bytes on %s\n", static_cast<long long>(session.allocatedBytes()),
+              session.device().c_str());
+
+  if (!o.outputDir.empty()) {
+    for (size_t k = 0; k < entry.outputs.size(); ++k) {
+      const nncc::Tensor &t = outputs.at(entry.outputs[k].name);
+      HostTensor h;
+      h.name = entry.outputs[k].name;
+      h.dtype = static_cast<int32_t>(t.dtype());
+      h.dims = t.dims();
+      const uint8_t *p = static_cast<const uint8_t *>(t.data());
+      h.data.assign(p, p + t.bytes());
+      std::string path = o.outputDir + "/output_" + std::to_string(k) + ".pb", error;
+      if (!nncc::tools::writeTensorProtoFile(path, h, &error))
+        throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT, error);
+    }
+    std::printf("wrote %zu output%s to %s\n", entry.outputs.size(),
+                entry.outputs.size() == 1 ? "" : "s", o.outputDir.c_str());
+  }
+
+  int failures = 0;
+  if (!o.compareDir.empty()) {
+    for (size_t k = 0; k < entry.outputs.size(); ++k) {
+      const nncc::TensorInfo &info = entry.outputs[k];
+      const nncc::Tensor &t = outputs.at(info.name);
+      HostTensor expected =
+          readTensor(o.compareDir + "/output_" + std::to_string(k) + ".pb");
+      nncc::tools::CompareResult r = nncc::tools::compareTensors(
+          {static_cast<int32_t>(t.dtype()), t.dims(), t.data()},
+          {expected.dtype, expected.dims, expected.data.data()}, o.rtol, o.atol);
+      std::printf("output %zu '%s' %s: %s (max abs err %s, max rel err %s)%s%s\n", k,
+                  info.name.c_str(), t.typeString().c_str(), r.ok ? "ok" : "MISMATCH",
+                  fmt("%.3g", r.maxAbsError).c_str(), fmt("%.3g", r.maxRelError).c_str(),
+                  r.ok ? "" : ": ", r.message.c_str());
+      failures += !r.ok;
+    }
+  } else if (o.outputDir.empty()) {
+    for (size_t k = 0; k < entry.outputs.size(); ++k) {
+      const nncc::Tensor &t = outputs.at(entry.outputs[k].name);
+      std::printf("output %zu '%s' %s:", k, entry.outputs[k].name.c_str(),
+                  t.typeString().c_str());
+      printValues(t);
+    }
+  }
+
+  if (o.bench > 0) {
+    using Clock = std::chrono::steady_clock;
+    long warmup = std::max(1L, std::min(10L, o.bench / 10));
+    for (long i = 0; i < warmup; ++i)
+      session.run(entry.name, inputs, outputs);
+    std::vector<double> ms;
+    ms.reserve(static_cast<size_t>(o.bench));
+    for (long i = 0; i < o.bench; ++i) {
+      Clock::time_point start = Clock::now();
+      session.run(entry.name, inputs, outputs);
+      ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    size_t n = sorted.size();
+    double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    std::printf("median %.4g ms (min %.4g ms, max %.4g ms, %zu runs)\n", median, sorted.front(),
+                sorted.back(), n);
+  }
+  std::fflush(stdout);
+
+  if (failures) {
+    std::fprintf(stderr, "nncc-run: error: %d of %zu outputs differ from %s\n", failures,
+                 entry.outputs.size(), o.compareDir.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(parseArgs(argc, argv));
+  } catch (const std::exception &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "nncc-run: error: %s\n", e.what());
+    return 1;
+  }
+}
