@@ -94,7 +94,9 @@ const char *nncc_dtype_name(int32_t dtype) { return nncc::rt::dtypeName(dtype); 
 size_t nncc_dtype_size(int32_t dtype) { return nncc::rt::dtypeSize(dtype); }
 
 nncc_status nncc_module_load(const char *path, nncc_module_handle **out) {
-  return guarded([&] {
+  return guarded([&]() -> Status {
+    if (!path || !out)
+      return Status(NNCC_ERROR_INVALID_ARGUMENT, "nncc_module_load: path and out must not be NULL");
     Module *m = nullptr;
     Status s = Module::load(path, &m);
     if (s.isOk())

@@ -15,6 +15,18 @@ void ExecDialect::initialize() {
       >();
 }
 
+/// Kernels see unsigned integers as signless (arith works on signless).
+static bool sameModuloSignedness(Type a, Type b) {
+  auto ta = cast<RankedTensorType>(a), tb = cast<RankedTensorType>(b);
+  if (ta.getShape() != tb.getShape())
+    return false;
+  Type ea = ta.getElementType(), eb = tb.getElementType();
+  if (ea == eb)
+    return true;
+  auto ia = dyn_cast<IntegerType>(ea), ib = dyn_cast<IntegerType>(eb);
+  return ia && ib && ia.getWidth() == ib.getWidth();
+}
+
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto kernel = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr());
   if (!kernel)
@@ -25,10 +37,10 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("kernel '") << getKernel() << "' has type " << type
                                    << ", which does not take the operands plus one init per result";
   for (auto [arg, expected] : llvm::zip(getArgs(), type.getInputs()))
-    if (arg.getType() != expected)
+    if (!sameModuloSignedness(arg.getType(), expected))
       return emitOpError("operand type ") << arg.getType() << " differs from the kernel's " << expected;
   for (auto [result, expected] : llvm::zip(getResults(), type.getResults()))
-    if (result.getType() != expected)
+    if (!sameModuloSignedness(result.getType(), expected))
       return emitOpError("result type ") << result.getType() << " differs from the kernel's " << expected;
   return success();
 }

@@ -3,6 +3,8 @@
 /// problems with exceptions; they are caught here and become llvm::Errors.
 #include "lib/Import/ModelLoader.h"
 
+#include "lib/Import/InputBinding.h"
+
 #include "lib/Import/ModelValidation.h"
 #include "lib/Import/NodeContext.h"
 
@@ -123,6 +125,8 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
     return fail(displayName, llvm::Twine("is not a valid ONNX model: ") + e.what());
   }
 
+  if (auto err = bindInputs(model, displayName, options))
+    return std::move(err);
   if (auto err = applyInputShapes(model, displayName, options))
     return std::move(err);
 

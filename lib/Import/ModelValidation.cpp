@@ -176,13 +176,13 @@ llvm::Error checkConvPoolAttrs(const onnx::GraphProto &graph, llvm::StringRef fi
   return llvm::Error::success();
 }
 
-/// Wraps the conv/pool ops' inference functions so that they return without
-/// inferring anything where libonnx 1.12 would crash: on non-positive window
+/// Wraps the conv/pool ops' inference functions so that they infer element
+/// types only where libonnx 1.12 would crash: on non-positive window
 /// attributes (checkConvPoolAttrs reports those in the graph, but function
 /// bodies are inferred too) and when the weight's rank differs from the
 /// input's (without kernel_shape, the kernel rank is taken from the weight and
 /// indexes vectors sized by the input's rank past their end). The op handlers
-/// then report the node.
+/// then report the node by name, which the inference context cannot do.
 class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
 public:
   const onnx::OpSchema *GetSchema(const std::string &key, const int maxInclusiveVersion,
@@ -197,14 +197,15 @@ public:
     if (!guarded) {
       guarded = std::make_unique<onnx::OpSchema>(*schema);
       guarded->TypeAndShapeInferenceFunction(
-          [inner = schema->GetTypeAndShapeInferenceFunction(),
-           w = *weightIndex](onnx::InferenceContext &ctx) {
-            if (nonPositiveWindowAttr([&](const std::string &n) { return ctx.getAttribute(n); }))
-              return;
-            if (w >= 0 && onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, w) &&
-                onnx::getInputShape(ctx, 0).dim_size() != onnx::getInputShape(ctx, w).dim_size())
-              return;
-            inner(ctx);
+          [schema, w = *weightIndex](onnx::InferenceContext &ctx) {
+            bool crashes =
+                nonPositiveWindowAttr([&](const std::string &n) { return ctx.getAttribute(n); }) ||
+                (w >= 0 && onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, w) &&
+                 onnx::getInputShape(ctx, 0).dim_size() != onnx::getInputShape(ctx, w).dim_size());
+            if (!crashes)
+              schema->GetTypeAndShapeInferenceFunction()(ctx);
+            else // From the type constraints, so later nodes are still typed.
+              schema->CheckInputOutputType(ctx);
           });
     }
     return guarded.get();

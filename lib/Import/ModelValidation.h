@@ -25,7 +25,7 @@ llvm::Error validateModel(const onnx::ModelProto &model, llvm::StringRef file);
 /// The schema registry to hand onnx::shape_inference::InferShapes: ONNX's own,
 /// except that the conv/pool ops' inference is skipped for nodes it would
 /// crash on (non-positive strides, dilations or kernel_shape; input and weight
-/// of different ranks). Such nodes are left without inferred types; the op
+/// of different ranks). Such nodes get element types but no shapes; the op
 /// handlers report them by name.
 const onnx::ISchemaRegistry *shapeInferenceSchemas();
 

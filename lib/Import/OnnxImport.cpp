@@ -36,6 +36,15 @@ importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path, const ImportOpt
   return importOnnxBytes(context, (*buffer)->getBuffer(), path, dir.empty() ? "." : dir, options);
 }
 
+llvm::Error parseBindOption(llvm::StringRef text, ImportOptions &options) {
+  auto [name, path] = text.split('=');
+  if (name.empty() || path.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--bind-input expects NAME=FILE.pb, got '%s'", text.str().c_str());
+  options.boundInputs[name.str()] = path.str();
+  return llvm::Error::success();
+}
+
 llvm::Error parseShapeOption(llvm::StringRef text, ImportOptions &options) {
   auto [name, dimsText] = text.rsplit(':');
   auto bad = [&] {

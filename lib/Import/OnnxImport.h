@@ -16,6 +16,9 @@ namespace nncc {
 struct ImportOptions {
   /// Static shapes for graph inputs with dynamic dims (`--shape NAME:1x3x224x224`).
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs replaced by constants read from TensorProto files
+  /// (`--bind-input NAME=FILE.pb`).
+  std::map<std::string, std::string> boundInputs;
   /// Name of the function the graph becomes.
   std::string entryName = "forward";
 };
@@ -34,6 +37,9 @@ importOnnxBytes(mlir::MLIRContext &context, llvm::StringRef bytes, llvm::StringR
 
 /// Loads every dialect the importer produces into `context`.
 void loadImportDialects(mlir::MLIRContext &context);
+
+/// Parses `NAME=FILE.pb` into `options.boundInputs`.
+llvm::Error parseBindOption(llvm::StringRef text, ImportOptions &options);
 
 /// Parses `NAME:1x3x224x224` into `options.inputShapes`.
 llvm::Error parseShapeOption(llvm::StringRef text, ImportOptions &options);

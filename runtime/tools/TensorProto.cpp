@@ -194,7 +194,7 @@ bool parseTensorProto(const uint8_t *bytes, size_t size, HostTensor *out, std::s
     uint64_t field = key >> 3;
     int wire = static_cast<int>(key & 7);
     bool ok = true;
-    uint64_t v;
+    uint64_t v = 0;
     const uint8_t *d;
     size_t n;
     switch (field) {

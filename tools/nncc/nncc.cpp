@@ -28,6 +28,9 @@ static cl::opt<nncc::EmitKind> emit(
 static cl::list<std::string> shapes("shape",
                                     cl::desc("Fix the dims of a graph input: NAME:1x3x224x224"),
                                     cl::value_desc("NAME:DIMS"));
+static cl::list<std::string> bindInputs(
+    "bind-input", cl::desc("Make a graph input a constant read from an ONNX TensorProto file"),
+    cl::value_desc("NAME=FILE.pb"));
 static cl::opt<bool> noSimplify("no-simplify",
                                 cl::desc("Print the importer's output before canonicalization"));
 static cl::opt<bool> weightsFile("weights-file",
@@ -65,6 +68,9 @@ int main(int argc, char **argv) {
   options.noSimplify = noSimplify;
   options.package.weightsFile = weightsFile;
   options.package.keepDir = keepTemps;
+  for (const auto &bind : bindInputs)
+    if (auto err = nncc::parseBindOption(bind, options.import))
+      return fail(std::move(err));
   for (const auto &shape : shapes)
     if (auto err = nncc::parseShapeOption(shape, options.import))
       return fail(std::move(err));

@@ -39,7 +39,7 @@ std::string nodeNames(Location loc) {
 }
 
 /// Outlines `op` into a kernel function and replaces it with a launch.
-LogicalResult outline(Operation *op, ModuleOp module, int &counter) {
+FailureOr<exec::LaunchOp> outline(Operation *op, ModuleOp module, int &counter) {
   MLIRContext *ctx = op->getContext();
   OpBuilder mb(ctx);
   mb.setInsertionPointToEnd(module.getBody());
@@ -73,6 +73,68 @@ LogicalResult outline(Operation *op, ModuleOp module, int &counter) {
                                        op->getOperands(), nodeNames(op->getLoc()));
   op->replaceAllUsesWith(launch.getResults());
   op->erase();
+  return launch;
+}
+
+bool isF32(Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); }
+
+/// True when `operand`'s batch dims (all but the last two) either equal the
+/// result's or are all 1: the GEMM library call then walks them with a
+/// constant stride (0 for a broadcast operand).
+bool gemmBatchCompatible(RankedTensorType operand, RankedTensorType result) {
+  auto batch = operand.getShape().drop_back(2), outBatch = result.getShape().drop_back(2);
+  if (llvm::all_of(batch, [](int64_t d) { return d == 1; }))
+    return true;
+  return batch.size() <= outBatch.size() &&
+         llvm::equal(batch, outBatch.take_back(batch.size())) &&
+         llvm::all_of(outBatch.drop_back(batch.size()), [](int64_t d) { return d == 1; });
+}
+
+/// f32 matrix products become GEMM library calls; Gemm's C is broadcast to
+/// the result first (by an outlined expand kernel) and accumulated with beta.
+LogicalResult lowerToGemm(Operation *op, ModuleOp module, int &counter, bool &lowered) {
+  lowered = false;
+  OpBuilder b(op);
+  if (auto mm = dyn_cast<nn::MatMulOp>(op)) {
+    auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+    auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
+    auto out = cast<RankedTensorType>(mm.getType());
+    if (!isF32(mm.getLhs()) || !isF32(mm.getRhs()) || lhs.getRank() < 2 || rhs.getRank() < 2 ||
+        out.getNumElements() == 0 || lhs.getShape().back() == 0 ||
+        !gemmBatchCompatible(lhs, out) || !gemmBatchCompatible(rhs, out))
+      return success();
+    auto gemm = exec::GemmOp::create(b, op->getLoc(), out, mm.getLhs(), mm.getRhs(), Value(),
+                                     false, false, APFloat(1.0), APFloat(0.0),
+                                     nodeNames(op->getLoc()));
+    op->replaceAllUsesWith(gemm->getResults());
+    op->erase();
+    lowered = true;
+    return success();
+  }
+  auto g = dyn_cast<nn::GemmOp>(op);
+  if (!g || !isF32(g.getA()) || !isF32(g.getB()))
+    return success();
+  auto out = cast<RankedTensorType>(g.getType());
+  auto a = cast<RankedTensorType>(g.getA().getType());
+  if (out.getNumElements() == 0 || a.getShape()[g.getTransA() ? 0 : 1] == 0)
+    return success();
+  Value c = g.getC();
+  double beta = g.getBeta().convertToDouble();
+  if (c && beta != 0.0 && c.getType() != out) {
+    auto expand = nn::ExpandOp::create(b, op->getLoc(), out, c, Value());
+    auto launch = outline(expand, module, counter);
+    if (failed(launch))
+      return failure();
+    c = launch->getResult(0);
+  }
+  if (beta == 0.0)
+    c = Value();
+  auto gemm = exec::GemmOp::create(b, op->getLoc(), out, g.getA(), g.getB(), c, g.getTransA(),
+                                   g.getTransB(), APFloat(g.getAlpha().convertToDouble()),
+                                   APFloat(c ? beta : 0.0), nodeNames(op->getLoc()));
+  op->replaceAllUsesWith(gemm->getResults());
+  op->erase();
+  lowered = true;
   return success();
 }
 
@@ -93,7 +155,10 @@ LogicalResult lowerFunction(func::FuncOp func, ModuleOp module, int &counter) {
       op->erase();
       continue;
     }
-    if (failed(outline(op, module, counter)))
+    bool lowered = false;
+    if (failed(lowerToGemm(op, module, counter, lowered)))
+      return failure();
+    if (!lowered && failed(outline(op, module, counter)))
       return failure();
   }
   return success();

@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""Compiles every ONNX backend test model for the CPU with `nncc` and runs it
+with `nncc-run`, comparing against the test's expected outputs.
+
+Graph inputs that feed shapes (Reshape's shape, Slice's starts...) are given
+as files in the backend tests; when a model does not compile with them as
+run-time inputs, integer inputs of rank <= 1 are bound as constants
+(`--bind-input`), which is how a static-shape compiler is used. Prints
+`N passed, M failed, K skipped` and fails when a test of the checked-in pass
+list fails. `--update` adds newly passing tests to the list (it only grows).
+"""
+import argparse
+import concurrent.futures
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+ONNX_INT_TYPES = {2, 3, 4, 5, 6, 7, 12, 13}
+
+
+def read_tensor_header(path):
+    """Returns (name, data_type, dims) of a TensorProto file by decoding the
+    few wire-format fields needed (no protobuf module required)."""
+    data = open(path, "rb").read()
+    pos, name, dtype, dims = 0, "", 0, []
+
+    def varint():
+        nonlocal pos
+        shift = result = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            result |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return result
+            shift += 7
+
+    while pos < len(data):
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            v = varint()
+            if field == 1:
+                dims.append(v)
+            elif field == 2:
+                dtype = v
+        elif wire == 2:
+            n = varint()
+            chunk = data[pos:pos + n]
+            pos += n
+            if field == 8:
+                name = chunk.decode("utf-8", "replace")
+            elif field == 1:  # packed dims
+                sub = 0
+                while sub < len(chunk):
+                    shift = v = 0
+                    while True:
+                        b = chunk[sub]
+                        sub += 1
+                        v |= (b & 0x7F) << shift
+                        if not b & 0x80:
+                            break
+                        shift += 7
+                    dims.append(v)
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        else:
+            break
+    return name, dtype, dims
+
+
+def run(cmd, timeout=300):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, (p.stderr + p.stdout).strip()
+    except subprocess.TimeoutExpired:
+        return 124, "timeout"
+
+
+def run_test(args, suite, name, test_dir):
+    data_dir = os.path.join(test_dir, "test_data_set_0")
+    if not os.path.isdir(data_dir):
+        return "skip", "no test_data_set_0"
+    work = tempfile.mkdtemp(prefix="nncc-backend-")
+    try:
+        model = os.path.join(test_dir, "model.onnx")
+        so = os.path.join(work, "model.so")
+        inputs = sorted(glob.glob(os.path.join(data_dir, "input_*.pb")),
+                        key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
+        rc, err = run([args.nncc, model, "-o", so])
+        bound = []
+        if rc != 0 and inputs:
+            for path in inputs:
+                tname, dtype, dims = read_tensor_header(path)
+                if tname and dtype in ONNX_INT_TYPES and len(dims) <= 1:
+                    bound.append((tname, path))
+            if bound:
+                rc, err = run([args.nncc, model, "-o", so] +
+                              [f"--bind-input={n}={p}" for n, p in bound])
+        if rc != 0:
+            return "fail", "compile: " + err.splitlines()[-1] if err else "compile failed"
+        run_dir = data_dir
+        if bound:
+            # Renumber the remaining inputs for nncc-run.
+            run_dir = os.path.join(work, "data")
+            os.makedirs(run_dir)
+            bound_paths = {p for _, p in bound}
+            k = 0
+            for path in inputs:
+                if path not in bound_paths:
+                    shutil.copy(path, os.path.join(run_dir, f"input_{k}.pb"))
+                    k += 1
+        rc, err = run([args.nncc_run, so, "--input-dir", run_dir, "--compare", data_dir,
+                       "--rtol", str(args.rtol), "--atol", str(args.atol), "--threads", "1"])
+        if rc != 0:
+            return "fail", "run: " + (err.splitlines()[-1] if err else str(rc))
+        return "pass", ""
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nncc", required=True)
+    parser.add_argument("--nncc-run", required=True)
+    parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
+    parser.add_argument("--pass-list", required=True)
+    parser.add_argument("--update", action="store_true")
+    parser.add_argument("--show-failures", action="store_true")
+    parser.add_argument("--filter", default="")
+    parser.add_argument("--rtol", type=float, default=1e-3)
+    parser.add_argument("--atol", type=float, default=1e-5)
+    parser.add_argument("-j", type=int, default=os.cpu_count())
+    args = parser.parse_args()
+
+    tests = []
+    for suite in SUITES:
+        for d in sorted(glob.glob(os.path.join(args.data, suite, "*"))):
+            name = f"{suite}/{os.path.basename(d)}"
+            if args.filter in name and os.path.exists(os.path.join(d, "model.onnx")):
+                tests.append((suite, name, d))
+    with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
+        results = list(pool.map(lambda t: run_test(args, *t), tests))
+
+    counts = {"pass": 0, "fail": 0, "skip": 0}
+    per_suite = {s: [0, 0] for s in SUITES}
+    passed = set()
+    for (suite, name, _), (status, why) in zip(tests, results):
+        counts[status] += 1
+        per_suite[suite][1] += 1
+        if status == "pass":
+            per_suite[suite][0] += 1
+            passed.add(name)
+        elif args.show_failures:
+            print(f"{status.upper()} {name}: {why}")
+    for suite in SUITES:
+        print(f"{suite}: {per_suite[suite][0]} of {per_suite[suite][1]} pass on the CPU")
+    print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
+
+    expected = set()
+    if os.path.exists(args.pass_list):
+        with open(args.pass_list) as f:
+            expected = {l.strip() for l in f if l.strip() and not l.startswith("#")}
+    if args.filter:
+        expected = {e for e in expected if args.filter in e}
+    if args.update:
+        with open(args.pass_list, "w") as f:
+            f.write("# Backend tests that pass on the CPU target; this list may only grow.\n")
+            for name in sorted(passed | expected):
+                f.write(name + "\n")
+    regressions = sorted(expected - passed)
+    for name in regressions:
+        print(f"REGRESSION: {name} is in the pass list but fails")
+    return 1 if regressions else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
