@@ -3,6 +3,8 @@
 #include "lib/Target/HostCodegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/InitAllPasses.h"
@@ -36,10 +38,11 @@ llvm::Error fail(const llvm::Twine &message) {
 /// Upstream passes from bufferization to the LLVM dialect. Kernel arguments
 /// are static, identity-layout memrefs passed as bare pointers.
 /// (Pass elements of the module-level pass manager, hence no anchor.)
-constexpr const char *kLoweringPipeline =
+constexpr const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries=1 "
     "function-boundary-type-conversion=identity-layout-map},"
-    "drop-equivalent-buffer-results,"
+    "drop-equivalent-buffer-results";
+constexpr const char *kLoweringPipeline =
     "func.func(convert-linalg-to-loops),"
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
@@ -105,10 +108,20 @@ llvm::Expected<OwningOpRef<ModuleOp>> lowerKernelsToLLVM(ModuleOp execModule) {
   static const bool passesRegistered = (registerAllPasses(), true);
   (void)passesRegistered;
   DiagnosticCollector diags(ctx);
-  PassManager pm(ctx);
-  if (failed(parsePassPipeline(kLoweringPipeline, pm)))
+  PassManager bufferize(ctx), lower(ctx);
+  if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
+      failed(parsePassPipeline(kLoweringPipeline, lower)))
     return fail("internal error: bad lowering pipeline");
-  if (failed(pm.run(*module)))
+  if (failed(bufferize.run(*module)))
+    return fail("kernel bufferization failed:" + diags.text);
+  // memref.copy of strided views lowers to a call into MLIR's C runner
+  // library, which modules do not link; as linalg.copy it becomes loops.
+  module->walk([&](memref::CopyOp copy) {
+    OpBuilder cb(copy);
+    linalg::CopyOp::create(cb, copy.getLoc(), copy.getSource(), copy.getTarget());
+    copy.erase();
+  });
+  if (failed(lower.run(*module)))
     return fail("kernel lowering failed:" + diags.text);
   b.setInsertionPointToEnd(module->getBody());
   for (const auto &name : names) {

@@ -5,6 +5,7 @@
 
 #include "dialects/NN/NNOps.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -66,17 +67,16 @@ Value transpose(OpBuilder &b, Location loc, nn::TransposeOp op, Value x, Value i
 FailureOr<Value> slice(OpBuilder &b, Location loc, nn::SliceOp op, Value x, Value init) {
   if (!op.getStarts())
     return op.emitOpError("needs constant starts/ends/steps for code generation"), failure();
-  MLIRContext *ctx = b.getContext();
-  int64_t rank = typeOf(x).getRank();
-  if (typeOf(init).getNumElements() == 0)
-    return init;
-  SmallVector<AffineExpr> exprs;
-  for (int64_t d = 0; d < rank; ++d)
-    exprs.push_back(getAffineDimExpr(d, ctx) * (*op.getSteps())[d] + (*op.getStarts())[d]);
-  return generic(b, loc, x, init, {AffineMap::get(rank, 0, exprs, ctx), b.getMultiDimIdentityMap(rank)},
-                 parallel(rank), [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> {
-                   return {s[0]};
-                 })[0];
+  ArrayRef<int64_t> starts = *op.getStarts(), steps = *op.getSteps();
+  // Source index start + i * step, read with tensor.extract (an affine map
+  // would let linalg infer the loop bounds from the input).
+  return indexGeneric(b, loc, init, [&](OpBuilder &nb, Location l, ArrayRef<Value> out) {
+    SmallVector<Value> src;
+    for (size_t d = 0; d < out.size(); ++d)
+      src.push_back(arith::AddIOp::create(
+          nb, l, arith::MulIOp::create(nb, l, out[d], idx(nb, l, steps[d])), idx(nb, l, starts[d])));
+    return (Value)tensor::ExtractOp::create(nb, l, x, src);
+  });
 }
 
 Value concat(OpBuilder &b, Location loc, nn::ConcatOp op, ValueRange inputs, Value init) {
@@ -101,6 +101,10 @@ SmallVector<Value> split(OpBuilder &b, Location loc, nn::SplitOp op, Value x, Va
   SmallVector<Value> results;
   for (Value init : inits) {
     auto shape = typeOf(init).getShape();
+    if (typeOf(init).getNumElements() == 0) {
+      results.push_back(init);
+      continue;
+    }
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes, strides(rank, b.getIndexAttr(1));
     offsets[axis] = b.getIndexAttr(offset);
     for (int64_t s : shape)
@@ -213,9 +217,11 @@ Value range(OpBuilder &b, Location loc, Value start, Value delta, Value init) {
 }
 
 /// The source coordinate of output coordinate `o` (f64) along one axis.
+/// ONNX measures the resized length as in * scale (not rounded).
 Value sourceCoordinate(OpBuilder &b, Location loc, StringRef mode, Value o, double scale,
-                       int64_t inLen, int64_t outLen, double roiStart, double roiEnd) {
+                       int64_t inLen, double roiStart, double roiEnd) {
   Type f64 = b.getF64Type();
+  double outLen = inLen * scale;
   auto c = [&](double v) { return cst(b, loc, f64, v); };
   auto add = [&](Value x, Value y) { return (Value)arith::AddFOp::create(b, loc, x, y); };
   auto mul = [&](Value x, Value y) { return (Value)arith::MulFOp::create(b, loc, x, y); };
@@ -227,93 +233,204 @@ Value sourceCoordinate(OpBuilder &b, Location loc, StringRef mode, Value o, doub
   if (mode == "pytorch_half_pixel")
     return outLen > 1 ? add(div(add(o, c(0.5)), c(scale)), c(-0.5)) : c(0);
   if (mode == "tf_crop_and_resize") {
-    if (outLen == 1)
+    if (outLen <= 1)
       return c((roiEnd - roiStart) * (inLen - 1) / 2 + roiStart * (inLen - 1));
     return add(c(roiStart * (inLen - 1)),
                mul(o, c((roiEnd - roiStart) * (inLen - 1) / (outLen - 1))));
   }
   if (mode == "tf_half_pixel_for_nn")
     return div(add(o, c(0.5)), c(scale));
-  // half_pixel (default) and half_pixel_symmetric's common form.
-  return add(div(add(o, c(0.5)), c(scale)), c(-0.5));
+  return add(div(add(o, c(0.5)), c(scale)), c(-0.5)); // half_pixel
 }
+
+/// One source index and its weight along one axis.
+struct Tap {
+  Value index;  // in-bounds index
+  Value weight; // f64
+  Value inside; // i1: the unclamped index was in range
+};
 
 FailureOr<Value> resize(OpBuilder &b, Location loc, nn::ResizeOp op, Value x, Value init) {
   if (!op.getScales())
     return op.emitOpError("needs constant scales for code generation"), failure();
   StringRef mode = op.getMode(), coord = op.getCoordinateTransformationMode();
-  if (mode == "cubic")
-    return op.emitOpError("cubic interpolation has no CPU lowering yet"), failure();
-  auto inShape = typeOf(x).getShape(), outShape = typeOf(init).getShape();
+  auto inShape = typeOf(x).getShape();
   int64_t rank = inShape.size();
   ArrayRef<double> scales = *op.getScales(), roi = op.getRoi();
   StringRef nearestMode = op.getNearestMode();
   Type t = typeOf(x).getElementType();
   Type f64 = b.getF64Type();
+  bool u = isUnsignedElement(op.getInput().getType());
+  double a = op.getCubicCoeffA().convertToDouble();
+  bool excludeOutside = op.getExcludeOutside();
   double extrapolation = op.getExtrapolationValue().convertToDouble();
   return indexGeneric(b, loc, init, [&](OpBuilder &nb, Location l, ArrayRef<Value> out) -> Value {
-    SmallVector<Value> coords;     // per axis, f64 source coordinate
+    auto c = [&](double v) { return cst(nb, l, f64, v); };
+    auto toIndex = [&](Value f) {
+      return arith::IndexCastOp::create(nb, l, nb.getIndexType(),
+                                        arith::FPToSIOp::create(nb, l, nb.getI64Type(), f));
+    };
+    auto inRange = [&](Value i, int64_t len) -> Value {
+      return arith::AndIOp::create(nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, idx(nb, l, 0)),
+                                   arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(nb, l, len)));
+    };
     Value inside = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+    SmallVector<SmallVector<Tap>> taps(rank);
     for (int64_t d = 0; d < rank; ++d) {
+      int64_t len = inShape[d];
+      // Axes that keep their size and coordinates read one element.
+      if (scales[d] == 1.0 && coord != "tf_crop_and_resize") {
+        taps[d].push_back({out[d], c(1), arith::ConstantOp::create(nb, l, nb.getBoolAttr(true))});
+        continue;
+      }
       Value o = arith::SIToFPOp::create(nb, l, f64, arith::IndexCastOp::create(nb, l, nb.getI64Type(), out[d]));
-      Value s = sourceCoordinate(nb, l, coord, o, scales[d], inShape[d], outShape[d], roi[d], roi[rank + d]);
+      Value s = sourceCoordinate(nb, l, coord, o, scales[d], len, roi[d], roi[rank + d]);
       if (coord == "tf_crop_and_resize") {
-        Value lo = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, s, cst(nb, l, f64, 0));
-        Value hi = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, s, cst(nb, l, f64, inShape[d] - 1));
+        Value lo = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, s, c(0));
+        Value hi = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, s, c(len - 1));
         inside = arith::AndIOp::create(nb, l, inside, arith::AndIOp::create(nb, l, lo, hi));
       }
-      coords.push_back(s);
-    }
-    auto toIndex = [&](Value f, int64_t len) {
-      Value i = arith::FPToSIOp::create(nb, l, nb.getI64Type(), f);
-      return clampIndex(nb, l, arith::IndexCastOp::create(nb, l, nb.getIndexType(), i), len);
-    };
-    Value result;
-    if (mode == "nearest") {
-      SmallVector<Value> src;
-      for (int64_t d = 0; d < rank; ++d) {
-        Value s = coords[d], r;
+      if (mode == "nearest") {
+        Value r;
         if (nearestMode == "floor")
           r = math::FloorOp::create(nb, l, s);
         else if (nearestMode == "ceil")
           r = math::CeilOp::create(nb, l, s);
         else if (nearestMode == "round_prefer_ceil")
-          r = math::FloorOp::create(nb, l, arith::AddFOp::create(nb, l, s, cst(nb, l, f64, 0.5)));
+          r = math::FloorOp::create(nb, l, arith::AddFOp::create(nb, l, s, c(0.5)));
         else // round_prefer_floor
-          r = math::CeilOp::create(nb, l, arith::SubFOp::create(nb, l, s, cst(nb, l, f64, 0.5)));
-        // Integer inputs to round_*: x.5 cases are handled by the +-0.5 forms.
-        src.push_back(toIndex(r, inShape[d]));
-      }
-      result = tensor::ExtractOp::create(nb, l, x, src);
-    } else { // linear: multilinear over the axes whose size changes or whose coordinate moves.
-      SmallVector<Value> lo, hi, w;
-      for (int64_t d = 0; d < rank; ++d) {
-        Value s = arith::MaximumFOp::create(nb, l, coords[d], cst(nb, l, f64, 0));
-        s = arith::MinimumFOp::create(nb, l, s, cst(nb, l, f64, inShape[d] - 1));
+          r = math::CeilOp::create(nb, l, arith::SubFOp::create(nb, l, s, c(0.5)));
+        Value i = toIndex(r);
+        taps[d].push_back({clampIndex(nb, l, i, len), c(1), inRange(i, len)});
+      } else if (mode == "linear") {
+        Value sc = arith::MinimumFOp::create(nb, l, arith::MaximumFOp::create(nb, l, s, c(0)), c(len - 1));
+        Value f = math::FloorOp::create(nb, l, sc);
+        Value w = arith::SubFOp::create(nb, l, sc, f);
+        Value i = toIndex(f);
+        Value i1 = arith::AddIOp::create(nb, l, i, idx(nb, l, 1));
+        taps[d].push_back({clampIndex(nb, l, i, len), arith::SubFOp::create(nb, l, c(1), w), inRange(i, len)});
+        taps[d].push_back({clampIndex(nb, l, i1, len), w, inRange(i1, len)});
+      } else { // cubic: Keys' kernel with coefficient a over 4 taps.
         Value f = math::FloorOp::create(nb, l, s);
-        lo.push_back(toIndex(f, inShape[d]));
-        hi.push_back(toIndex(arith::AddFOp::create(nb, l, f, cst(nb, l, f64, 1)), inShape[d]));
-        w.push_back(arith::SubFOp::create(nb, l, s, f));
-      }
-      Value acc = cst(nb, l, f64, 0);
-      for (int64_t corner = 0; corner < (1 << rank); ++corner) {
-        SmallVector<Value> src;
-        Value weight = cst(nb, l, f64, 1);
-        for (int64_t d = 0; d < rank; ++d) {
-          bool upper = corner & (1 << d);
-          src.push_back(upper ? hi[d] : lo[d]);
-          Value wd = upper ? w[d] : (Value)arith::SubFOp::create(nb, l, cst(nb, l, f64, 1), w[d]);
-          weight = arith::MulFOp::create(nb, l, weight, wd);
+        Value frac = arith::SubFOp::create(nb, l, s, f);
+        Value base = toIndex(f);
+        auto kernel = [&](Value dist) -> Value { // dist >= 0
+          Value d2 = arith::MulFOp::create(nb, l, dist, dist);
+          Value d3 = arith::MulFOp::create(nb, l, d2, dist);
+          // |x| <= 1: (a+2)|x|^3 - (a+3)|x|^2 + 1; 1 < |x| < 2: a|x|^3 - 5a|x|^2 + 8a|x| - 4a.
+          Value near = arith::AddFOp::create(nb, l, arith::SubFOp::create(nb, l, arith::MulFOp::create(nb, l, c(a + 2), d3),
+                                                                          arith::MulFOp::create(nb, l, c(a + 3), d2)), c(1));
+          Value far = arith::AddFOp::create(
+              nb, l, arith::SubFOp::create(nb, l, arith::MulFOp::create(nb, l, c(a), d3), arith::MulFOp::create(nb, l, c(5 * a), d2)),
+              arith::SubFOp::create(nb, l, arith::MulFOp::create(nb, l, c(8 * a), dist), c(4 * a)));
+          Value isNear = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, dist, c(1));
+          return arith::SelectOp::create(nb, l, isNear, near, far);
+        };
+        SmallVector<Value> weights;
+        Value total = c(0);
+        for (int64_t k = -1; k <= 2; ++k) {
+          Value i = arith::AddIOp::create(nb, l, base, idx(nb, l, k));
+          Value dist = math::AbsFOp::create(nb, l, arith::SubFOp::create(nb, l, frac, c(k)));
+          Value w = kernel(dist);
+          Value ok = inRange(i, len);
+          if (excludeOutside)
+            w = arith::SelectOp::create(nb, l, ok, w, c(0));
+          total = arith::AddFOp::create(nb, l, total, w);
+          taps[d].push_back({clampIndex(nb, l, i, len), w, ok});
         }
-        Value v = castScalar(nb, l, tensor::ExtractOp::create(nb, l, x, src), t,
-                             isUnsignedElement(op.getInput().getType()), f64, false);
-        acc = arith::AddFOp::create(nb, l, acc, arith::MulFOp::create(nb, l, v, weight));
+        if (excludeOutside)
+          for (auto &tap : taps[d])
+            tap.weight = arith::DivFOp::create(nb, l, tap.weight, total);
       }
-      result = castScalar(nb, l, acc, f64, false, t, isUnsignedElement(op.getInput().getType()));
+    }
+    // Sum over the product of the axes' taps.
+    Value acc = c(0);
+    SmallVector<size_t> choice(rank, 0);
+    while (true) {
+      SmallVector<Value> src;
+      Value weight = c(1);
+      for (int64_t d = 0; d < rank; ++d) {
+        src.push_back(taps[d][choice[d]].index);
+        weight = arith::MulFOp::create(nb, l, weight, taps[d][choice[d]].weight);
+      }
+      Value v = castScalar(nb, l, tensor::ExtractOp::create(nb, l, x, src), t, u, f64, false);
+      acc = arith::AddFOp::create(nb, l, acc, arith::MulFOp::create(nb, l, v, weight));
+      int64_t d = rank - 1;
+      while (d >= 0 && ++choice[d] == taps[d].size())
+        choice[d--] = 0;
+      if (d < 0)
+        break;
+    }
+    Value result;
+    if (mode == "nearest" || !isa<FloatType>(t)) {
+      // Nearest reads an element as-is; integer results round the weighted sum.
+      result = mode == "nearest" ? castScalar(nb, l, acc, f64, false, t, u)
+                                 : castScalar(nb, l, math::RoundEvenOp::create(nb, l, acc), f64, false, t, u);
+    } else {
+      result = castScalar(nb, l, acc, f64, false, t, u);
     }
     if (coord == "tf_crop_and_resize")
       result = arith::SelectOp::create(nb, l, inside, result, cst(nb, l, t, extrapolation));
     return result;
+  });
+}
+
+/// TopK by ranking: output j along the axis is the element p whose rank
+/// (elements before it in the order: larger, or equal with a lower index) is
+/// j. O(k n^2) per row, which suits the small k and n of graph models.
+SmallVector<Value> topK(OpBuilder &b, Location loc, nn::TopKOp op, Value x, ValueRange inits) {
+  auto shape = typeOf(x).getShape();
+  int64_t axis = op.getAxis(), n = shape[axis], rank = shape.size();
+  bool largest = op.getLargest();
+  bool u = isUnsignedElement(op.getInput().getType());
+  Type t = typeOf(x).getElementType();
+  SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  return generic(b, loc, {}, inits, {id, id}, it,
+                 [&](OpBuilder &nb, Location l, ValueRange) -> SmallVector<Value> {
+    SmallVector<Value> index;
+    for (int64_t d = 0; d < rank; ++d)
+      index.push_back(linalg::IndexOp::create(nb, l, d));
+    Value j = index[axis];
+    auto at = [&](OpBuilder &bb, Value p) {
+      SmallVector<Value> src(index);
+      src[axis] = p;
+      return (Value)tensor::ExtractOp::create(bb, l, x, src);
+    };
+    // before(q, p): q sorts before p.
+    auto before = [&](OpBuilder &bb, Value xq, Value q, Value xp, Value p) -> Value {
+      Value strict, equal;
+      if (isa<FloatType>(t)) {
+        strict = arith::CmpFOp::create(bb, l, largest ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, xq, xp);
+        equal = arith::CmpFOp::create(bb, l, arith::CmpFPredicate::OEQ, xq, xp);
+      } else {
+        auto pred = largest ? (u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+                            : (u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt);
+        strict = arith::CmpIOp::create(bb, l, pred, xq, xp);
+        equal = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::eq, xq, xp);
+      }
+      Value lower = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::ult, q, p);
+      return arith::OrIOp::create(bb, l, strict, arith::AndIOp::create(bb, l, equal, lower));
+    };
+    Value zero = idx(nb, l, 0), one = idx(nb, l, 1), nv = idx(nb, l, n);
+    auto outer = scf::ForOp::create(
+        nb, l, zero, nv, one, ValueRange{cst(nb, l, t, 0), cst(nb, l, nb.getI64Type(), 0)},
+        [&](OpBuilder &ob, Location ol, Value p, ValueRange acc) {
+          Value xp = at(ob, p);
+          auto inner = scf::ForOp::create(
+              ob, ol, zero, nv, one, ValueRange{zero},
+              [&](OpBuilder &ib, Location il, Value q, ValueRange count) {
+                Value isBefore = before(ib, at(ib, q), q, xp, p);
+                Value next = arith::SelectOp::create(ib, il, isBefore,
+                                                     arith::AddIOp::create(ib, il, count[0], one), count[0]);
+                scf::YieldOp::create(ib, il, next);
+              });
+          Value hit = arith::CmpIOp::create(ob, ol, arith::CmpIPredicate::eq, inner.getResult(0), j);
+          Value pi = arith::IndexCastOp::create(ob, ol, ob.getI64Type(), p);
+          scf::YieldOp::create(ob, ol, ValueRange{arith::SelectOp::create(ob, ol, hit, xp, acc[0]),
+                                                  arith::SelectOp::create(ob, ol, hit, pi, acc[1])});
+        });
+    return {outer.getResult(0), outer.getResult(1)};
   });
 }
 
@@ -390,6 +507,8 @@ FailureOr<SmallVector<Value>> buildDataMovement(OpBuilder &b, Operation *op, Val
     return SmallVector<Value>{range(b, loc, args[0], args[2], inits[0])};
   if (auto r = dyn_cast<nn::ResizeOp>(op))
     return one(resize(b, loc, r, args[0], inits[0]));
+  if (auto k = dyn_cast<nn::TopKOp>(op))
+    return topK(b, loc, k, args[0], inits);
   if (auto e = dyn_cast<nn::EinsumOp>(op))
     return one(einsum(b, loc, e, args, inits[0]));
   matched = false;

@@ -143,6 +143,8 @@ FailureOr<SmallVector<Value>> buildArgReduce(OpBuilder &b, OpTy op, ValueRange a
   SmallVector<utils::IteratorType> iterators;
   for (int64_t i = 0; i < rank; ++i) {
     iterators.push_back(i == axis ? utils::IteratorType::reduction : utils::IteratorType::parallel);
+    if (i == axis && !op.getKeepdims())
+      continue;
     outShape.push_back(i == axis ? 1 : inType.getShape()[i]);
     outExprs.push_back(i == axis ? getAffineConstantExpr(0, ctx) : getAffineDimExpr(i, ctx));
   }
