@@ -207,23 +207,28 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   result.stats.kernels = plan->kernels.size();
   result.stats.weightBytes = plan->weights.data.size();
 
-  auto llvmModule = timed("llvm", [&] { return lowerKernelsToLLVM(module); });
-  if (!llvmModule)
-    return llvmModule.takeError();
+  auto lowered = timed("llvm", [&] { return lowerKernelsToLLVM(module); });
+  if (!lowered)
+    return lowered.takeError();
+  for (auto &entry : plan->entries)
+    for (auto &step : entry.steps)
+      if (step.kind == 1)
+        step.parallelExtent = lowered->parallelExtents.lookup(plan->kernels[step.kernel]);
+  mlir::OwningOpRef<mlir::ModuleOp> &llvmModule = lowered->module;
   if (options.emit == EmitKind::LLVM) {
-    auto text = translateToLLVMIR(**llvmModule);
+    auto text = translateToLLVMIR(*llvmModule);
     if (!text)
       return text.takeError();
     result.text = std::move(*text);
     return result;
   }
   if (options.emit == EmitKind::Object) {
-    if (auto err = timed("object", [&] { return emitHostObject(**llvmModule, outputPath); }))
+    if (auto err = timed("object", [&] { return emitHostObject(*llvmModule, outputPath); }))
       return std::move(err);
     return result;
   }
   if (auto err = timed("link", [&] {
-        return packageSharedLibrary(*plan, **llvmModule, outputPath, options.package);
+        return packageSharedLibrary(*plan, *llvmModule, outputPath, options.package);
       }))
     return std::move(err);
   return result;

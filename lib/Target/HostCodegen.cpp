@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/InitAllPasses.h"
@@ -42,8 +44,8 @@ constexpr const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries=1 "
     "function-boundary-type-conversion=identity-layout-map},"
     "drop-equivalent-buffer-results";
+constexpr const char *kLoopsPipeline = "func.func(convert-linalg-to-parallel-loops)";
 constexpr const char *kLoweringPipeline =
-    "func.func(convert-linalg-to-loops),"
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
     "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
@@ -67,8 +69,58 @@ struct DiagnosticCollector {
   ScopedDiagnosticHandler handler;
 };
 
+/// Kernels whose parallel loop has fewer iterations than this run on one
+/// thread: splitting them costs more than it saves.
+constexpr int64_t kMinParallelWork = 16384;
+
+/// Gives every kernel two trailing `index` arguments (begin, end) and, when
+/// its body is one top-level scf.parallel from 0 with step 1, restricts that
+/// loop's first dimension to [begin, end). Returns the split extent of each
+/// kernel (0: not splittable; the runtime then calls it with (0, 1)).
+llvm::StringMap<int64_t> addParallelRange(ModuleOp module) {
+  llvm::StringMap<int64_t> extents;
+  module.walk([&](func::FuncOp func) {
+    if (func.isExternal())
+      return;
+    Block &body = func.getBody().front();
+    auto indexType = IndexType::get(func.getContext());
+    unsigned n = func.getNumArguments();
+    (void)func.insertArgument(n, indexType, {}, func.getLoc());
+    (void)func.insertArgument(n + 1, indexType, {}, func.getLoc());
+    Value begin = body.getArgument(n), end = body.getArgument(n + 1);
+    extents[func.getName()] = 0;
+    SmallVector<scf::ParallelOp> loops;
+    bool onlyLoop = true;
+    for (Operation &op : body) {
+      if (auto loop = dyn_cast<scf::ParallelOp>(op))
+        loops.push_back(loop);
+      else if (!isa<arith::ConstantOp, func::ReturnOp>(op))
+        onlyLoop = false;
+    }
+    if (loops.size() != 1 || !onlyLoop)
+      return;
+    scf::ParallelOp loop = loops.front();
+    auto lb = getConstantIntValue(loop.getLowerBound()[0]);
+    auto step = getConstantIntValue(loop.getStep()[0]);
+    int64_t work = 1;
+    for (Value ub : loop.getUpperBound()) {
+      auto c = getConstantIntValue(ub);
+      if (!c)
+        return;
+      work *= *c;
+    }
+    auto extent = getConstantIntValue(loop.getUpperBound()[0]);
+    if (!lb || *lb != 0 || !step || *step != 1 || !extent || *extent < 2 || work < kMinParallelWork)
+      return;
+    loop.getLowerBoundMutable()[0].assign(begin);
+    loop.getUpperBoundMutable()[0].assign(end);
+    extents[func.getName()] = *extent;
+  });
+  return extents;
+}
+
 /// Adds `nncc_<name>(ptr args, i64 begin, i64 end)` calling `kernel` with the
-/// pointers args[0..n).
+/// pointers args[0..n) and the range.
 void addPackedEntry(OpBuilder &b, LLVM::LLVMFuncOp kernel) {
   MLIRContext *ctx = b.getContext();
   Location loc = kernel.getLoc();
@@ -79,18 +131,21 @@ void addPackedEntry(OpBuilder &b, LLVM::LLVMFuncOp kernel) {
   Block *body = entry.addEntryBlock(b);
   OpBuilder eb = OpBuilder::atBlockBegin(body);
   SmallVector<Value> args;
-  for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+  unsigned numBuffers = kernel.getNumArguments() - 2;
+  for (unsigned i = 0; i < numBuffers; ++i) {
     Value slot = LLVM::GEPOp::create(eb, loc, ptr, ptr, body->getArgument(0),
                                      ArrayRef<LLVM::GEPArg>{(int32_t)i});
     args.push_back(LLVM::LoadOp::create(eb, loc, ptr, slot));
   }
+  args.push_back(body->getArgument(1));
+  args.push_back(body->getArgument(2));
   LLVM::CallOp::create(eb, loc, kernel, args);
   LLVM::ReturnOp::create(eb, loc, ValueRange{});
 }
 
 } // namespace
 
-llvm::Expected<OwningOpRef<ModuleOp>> lowerKernelsToLLVM(ModuleOp execModule) {
+llvm::Expected<LoweredKernels> lowerKernelsToLLVM(ModuleOp execModule) {
   MLIRContext *ctx = execModule.getContext();
   OwningOpRef<ModuleOp> module = ModuleOp::create(execModule.getLoc());
   OpBuilder b(ctx);
@@ -108,8 +163,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> lowerKernelsToLLVM(ModuleOp execModule) {
   static const bool passesRegistered = (registerAllPasses(), true);
   (void)passesRegistered;
   DiagnosticCollector diags(ctx);
-  PassManager bufferize(ctx), lower(ctx);
+  PassManager bufferize(ctx), loops(ctx), lower(ctx);
   if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
+      failed(parsePassPipeline(kLoopsPipeline, loops)) ||
       failed(parsePassPipeline(kLoweringPipeline, lower)))
     return fail("internal error: bad lowering pipeline");
   if (failed(bufferize.run(*module)))
@@ -121,6 +177,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> lowerKernelsToLLVM(ModuleOp execModule) {
     linalg::CopyOp::create(cb, copy.getLoc(), copy.getSource(), copy.getTarget());
     copy.erase();
   });
+  if (failed(loops.run(*module)))
+    return fail("kernel loop generation failed:" + diags.text);
+  llvm::StringMap<int64_t> extents = addParallelRange(*module);
   if (failed(lower.run(*module)))
     return fail("kernel lowering failed:" + diags.text);
   b.setInsertionPointToEnd(module->getBody());
@@ -132,7 +191,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> lowerKernelsToLLVM(ModuleOp execModule) {
       return fail("kernel '" + name + "' still returns a value after bufferization");
     addPackedEntry(b, kernel);
   }
-  return module;
+  return LoweredKernels{std::move(module), std::move(extents)};
 }
 
 llvm::Expected<std::string> translateToLLVMIR(ModuleOp llvmModule) {

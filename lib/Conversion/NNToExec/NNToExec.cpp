@@ -6,7 +6,10 @@
 #include "dialects/NN/NNOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -38,40 +41,54 @@ std::string nodeNames(Location loc) {
   return names;
 }
 
-/// Outlines `op` into a kernel function and replaces it with a launch.
-FailureOr<exec::LaunchOp> outline(Operation *op, ModuleOp module, int &counter) {
-  MLIRContext *ctx = op->getContext();
+using KernelBodyFn = llvm::function_ref<FailureOr<SmallVector<Value>>(
+    OpBuilder &, ValueRange args, ValueRange inits)>;
+
+/// Creates kernel `k<N>_<suffix>` taking `operands` plus one init per result
+/// type, its body built by `buildBody`, and a launch of it before `at`.
+FailureOr<exec::LaunchOp> outlineKernel(Operation *at, ModuleOp module, int &counter,
+                                        StringRef suffix, ValueRange operands,
+                                        TypeRange resultTypes, KernelBodyFn buildBody) {
+  MLIRContext *ctx = at->getContext();
+  Location loc = at->getLoc();
   OpBuilder mb(ctx);
   mb.setInsertionPointToEnd(module.getBody());
-  SmallVector<Type> argTypes, resultTypes;
-  for (Type t : op->getOperandTypes())
+  SmallVector<Type> argTypes, kernelResults;
+  for (Value v : operands)
+    argTypes.push_back(toSignless(v.getType()));
+  for (Type t : resultTypes) {
     argTypes.push_back(toSignless(t));
-  for (Type t : op->getResultTypes()) {
-    argTypes.push_back(toSignless(t));
-    resultTypes.push_back(toSignless(t));
+    kernelResults.push_back(toSignless(t));
   }
-  std::string name = "k" + std::to_string(counter++) + "_" +
-                     op->getName().stripDialect().str();
-  auto kernel = func::FuncOp::create(mb, op->getLoc(), name, mb.getFunctionType(argTypes, resultTypes));
+  std::string name = "k" + std::to_string(counter++) + "_" + suffix.str();
+  auto kernel = func::FuncOp::create(mb, loc, name, mb.getFunctionType(argTypes, kernelResults));
   kernel.setPrivate();
   // Inits (destinations) may be written in place; inputs are read-only.
-  for (unsigned i = op->getNumOperands(); i < argTypes.size(); ++i)
+  for (unsigned i = operands.size(); i < argTypes.size(); ++i)
     kernel.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName, mb.getBoolAttr(true));
   Block *body = kernel.addEntryBlock();
   OpBuilder kb = OpBuilder::atBlockBegin(body);
-  ValueRange args = body->getArguments().take_front(op->getNumOperands());
-  ValueRange inits = body->getArguments().drop_front(op->getNumOperands());
-  auto results = buildKernel(kb, op, args, inits);
+  auto results = buildBody(kb, body->getArguments().take_front(operands.size()),
+                           body->getArguments().drop_front(operands.size()));
   if (failed(results)) {
     kernel.erase();
     return failure();
   }
-  func::ReturnOp::create(kb, op->getLoc(), *results);
+  func::ReturnOp::create(kb, loc, *results);
+  OpBuilder fb(at);
+  return exec::LaunchOp::create(fb, loc, resultTypes, name, operands, nodeNames(loc));
+}
 
-  OpBuilder fb(op);
-  auto launch = exec::LaunchOp::create(fb, op->getLoc(), op->getResultTypes(), name,
-                                       op->getOperands(), nodeNames(op->getLoc()));
-  op->replaceAllUsesWith(launch.getResults());
+/// Outlines `op` into a kernel function and replaces it with a launch.
+FailureOr<exec::LaunchOp> outline(Operation *op, ModuleOp module, int &counter) {
+  auto launch = outlineKernel(op, module, counter, op->getName().stripDialect(), op->getOperands(),
+                              op->getResultTypes(),
+                              [&](OpBuilder &kb, ValueRange args, ValueRange inits) {
+                                return buildKernel(kb, op, args, inits);
+                              });
+  if (failed(launch))
+    return failure();
+  op->replaceAllUsesWith(launch->getResults());
   op->erase();
   return launch;
 }
@@ -90,10 +107,110 @@ bool gemmBatchCompatible(RankedTensorType operand, RankedTensorType result) {
          llvm::all_of(outBatch.drop_back(batch.size()), [](int64_t d) { return d == 1; });
 }
 
+/// im2col of an N-d convolution input: col[n, (c, k...), (o...)] is the input
+/// element under kernel tap k for output position o, 0 in the padding.
+Value im2col(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
+  auto in = cast<RankedTensorType>(x.getType());
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  auto out = cast<RankedTensorType>(conv.getType());
+  int64_t spatial = in.getRank() - 2;
+  ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(), dilations = conv.getDilations();
+  auto idx = [&](OpBuilder &nb, Location l, int64_t v) { return (Value)arith::ConstantIndexOp::create(nb, l, v); };
+  auto colType = cast<RankedTensorType>(init.getType());
+  SmallVector<utils::IteratorType> it(3, utils::IteratorType::parallel);
+  auto op = linalg::GenericOp::create(
+      b, loc, colType, ValueRange{}, init, ArrayRef<AffineMap>{b.getMultiDimIdentityMap(3)}, it,
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        Value n = linalg::IndexOp::create(nb, l, 0), r = linalg::IndexOp::create(nb, l, 1),
+              p = linalg::IndexOp::create(nb, l, 2);
+        // r = ((c * K0 + k0) * K1 + k1)...; p = (o0 * O1 + o1)...
+        SmallVector<Value> ks(spatial), os(spatial);
+        for (int64_t d = spatial - 1; d >= 0; --d) {
+          int64_t kd = w.getShape()[2 + d], od = out.getShape()[2 + d];
+          ks[d] = arith::RemUIOp::create(nb, l, r, idx(nb, l, kd));
+          r = arith::DivUIOp::create(nb, l, r, idx(nb, l, kd));
+          os[d] = arith::RemUIOp::create(nb, l, p, idx(nb, l, od));
+          p = arith::DivUIOp::create(nb, l, p, idx(nb, l, od));
+        }
+        SmallVector<Value> src{n, r};
+        Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+        for (int64_t d = 0; d < spatial; ++d) {
+          Value i = arith::AddIOp::create(
+              nb, l, arith::SubIOp::create(nb, l, arith::MulIOp::create(nb, l, os[d], idx(nb, l, strides[d])), idx(nb, l, pads[d])),
+              arith::MulIOp::create(nb, l, ks[d], idx(nb, l, dilations[d])));
+          int64_t len = in.getShape()[2 + d];
+          valid = arith::AndIOp::create(
+              nb, l, valid,
+              arith::AndIOp::create(nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, idx(nb, l, 0)),
+                                    arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(nb, l, len))));
+          src.push_back(arith::MinSIOp::create(nb, l, arith::MaxSIOp::create(nb, l, i, idx(nb, l, 0)), idx(nb, l, len - 1)));
+        }
+        Value v = tensor::ExtractOp::create(nb, l, x, src);
+        Value zero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+        linalg::YieldOp::create(nb, l, ValueRange{arith::SelectOp::create(nb, l, valid, v, zero)});
+      });
+  return op.getResult(0);
+}
+
+/// An f32 convolution without groups as im2col (a kernel) + one batched GEMM
+/// (weights [M, C*K] times col[n]) + a bias kernel: the GEMM runs in the BLAS.
+LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bool &lowered) {
+  lowered = false;
+  auto in = cast<RankedTensorType>(conv.getInput().getType());
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  auto out = cast<RankedTensorType>(conv.getType());
+  if (conv.getGroup() != 1 || !in.getElementType().isF32() || out.getNumElements() == 0 ||
+      w.getNumElements() == 0)
+    return success();
+  int64_t n = in.getShape()[0], m = out.getShape()[1];
+  int64_t ckk = w.getNumElements() / m, p = out.getNumElements() / (n * m);
+  OpBuilder b(conv);
+  Location loc = conv.getLoc();
+  Type f32 = b.getF32Type();
+  auto colType = RankedTensorType::get({n, ckk, p}, f32);
+  auto col = outlineKernel(conv, module, counter, "im2col", conv.getInput(), colType,
+                           [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                             return SmallVector<Value>{im2col(kb, loc, conv, args[0], inits[0])};
+                           });
+  if (failed(col))
+    return failure();
+  Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({m, ckk}, f32), conv.getWeight());
+  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, m, p}, f32), weights,
+                                   col->getResult(0), Value(), false, false, APFloat(1.0),
+                                   APFloat(0.0), nodeNames(loc));
+  Value result = exec::ViewOp::create(b, loc, out, gemm.getResult());
+  if (Value bias = conv.getBias()) {
+    auto biased = outlineKernel(
+        conv, module, counter, "bias", ValueRange{result, bias}, out,
+        [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+          MLIRContext *ctx = kb.getContext();
+          int64_t rank = out.getRank();
+          AffineMap id = kb.getMultiDimIdentityMap(rank);
+          AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, ctx));
+          SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
+          auto add = linalg::GenericOp::create(
+              kb, loc, out, args, inits[0], ArrayRef<AffineMap>{id, channel, id}, it,
+              [](OpBuilder &nb, Location l, ValueRange s) {
+                linalg::YieldOp::create(nb, l, ValueRange{arith::AddFOp::create(nb, l, s[0], s[1])});
+              });
+          return SmallVector<Value>{add.getResult(0)};
+        });
+    if (failed(biased))
+      return failure();
+    result = biased->getResult(0);
+  }
+  conv.getResult().replaceAllUsesWith(result);
+  conv.erase();
+  lowered = true;
+  return success();
+}
+
 /// f32 matrix products become GEMM library calls; Gemm's C is broadcast to
 /// the result first (by an outlined expand kernel) and accumulated with beta.
 LogicalResult lowerToGemm(Operation *op, ModuleOp module, int &counter, bool &lowered) {
   lowered = false;
+  if (auto conv = dyn_cast<nn::ConvOp>(op))
+    return lowerConvToGemm(conv, module, counter, lowered);
   OpBuilder b(op);
   if (auto mm = dyn_cast<nn::MatMulOp>(op)) {
     auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
