@@ -3,14 +3,16 @@
 #   make configure  configure build/ (only when it is not configured yet)
 #   make build      build everything
 #   make check      deps + build + every test (ctest, which runs lit too)
-#   make demo       deps + build + compile the example MLP and print its nn IR
+#   make demo       deps + build + scripts/demo.sh: install the runtime into
+#                   build/install, compile the example models, build examples/cpp
+#                   against the installed runtime and run it on each model
 
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 MLIR_DIR ?= /usr/lib/llvm-22/lib/cmake/mlir
 PYTHON ?= /usr/bin/python3
-MODELS_DIR ?= examples/models
-DEMO_CMD ?= $(BUILD_DIR)/bin/nncc $(MODELS_DIR)/mlp.onnx --emit=nn
+DEMO_MODELS ?= mlp cnn transformer
+DEMO_RUNS ?= 100
 
 .PHONY: all deps configure build check demo
 
@@ -30,8 +32,9 @@ build: configure
 check: deps
 	$(MAKE) build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error
+	scripts/fuzz-import.sh 30
 
 demo: deps
 	$(MAKE) build
-	$(PYTHON) $(MODELS_DIR)/make_models.py $(MODELS_DIR)
-	$(DEMO_CMD)
+	BUILD_DIR="$(BUILD_DIR)" PYTHON="$(PYTHON)" DEMO_MODELS="$(DEMO_MODELS)" \
+	  DEMO_RUNS="$(DEMO_RUNS)" scripts/demo.sh

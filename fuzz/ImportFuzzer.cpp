@@ -28,10 +28,21 @@ struct FuzzState {
   }
 };
 
+/// Inputs one MLIRContext serves before it is replaced. A context keeps every
+/// type and attribute it uniques until it is destroyed, so one context for the
+/// whole run grows without bound and ends in an out-of-memory report.
+constexpr unsigned kInputsPerContext = 50000;
+
 FuzzState &state() {
-  // Intentionally never destroyed: MLIR's uniqued storage stays reachable
-  // from here, so LeakSanitizer does not report it at exit.
-  static FuzzState *s = new FuzzState();
+  // The current state is never destroyed: MLIR's uniqued storage stays
+  // reachable from here, so LeakSanitizer does not report it at exit.
+  static FuzzState *s = nullptr;
+  static unsigned inputs = 0;
+  if (s && ++inputs < kInputsPerContext)
+    return *s;
+  delete s;
+  s = new FuzzState();
+  inputs = 0;
   return *s;
 }
 

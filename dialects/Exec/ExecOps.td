@@ -26,9 +26,12 @@ def Exec_LaunchOp : Exec_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInt
     The kernel is a `func.func` in destination-passing style: it takes the
     operands and one init tensor per result, and returns the results. The
     `nodes` attribute names the ONNX nodes computed (for profiles).
+    `inplace_operands` lists operands the kernel may overwrite with its
+    result (each element is read once, at the index it writes), which the
+    memory planner uses when the operand dies at this launch.
   }];
   let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyRankedTensor>:$args,
-                       StrAttr:$nodes);
+                       StrAttr:$nodes, OptionalAttr<DenseI64ArrayAttr>:$inplace_operands);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $kernel `(` $args `)` attr-dict `:` functional-type($args, $results)

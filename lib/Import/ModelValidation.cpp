@@ -4,6 +4,7 @@
 
 #include "onnx/defs/shape_inference.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <vector>
 
 namespace nncc::import {
 namespace {
@@ -70,12 +72,12 @@ size_t elementBytes(int dataType) {
 /// What is wrong with a tensor's raw data, if anything. libonnx 1.12's
 /// ParseData (shape inference of Reshape, Slice, ... with constant inputs)
 /// reads past the buffer when raw_data is not exactly dims x element size.
+/// (It refuses raw data of other types itself.)
 std::optional<std::string> rawDataProblem(const onnx::TensorProto &tensor) {
-  if (!tensor.has_raw_data() || tensor.data_location() == onnx::TensorProto::EXTERNAL)
-    return std::nullopt;
   size_t elemBytes = elementBytes(tensor.data_type());
-  if (!elemBytes)
-    return std::string("has raw data, but its data type has no fixed element size");
+  if (!tensor.has_raw_data() || tensor.data_location() == onnx::TensorProto::EXTERNAL ||
+      !elemBytes)
+    return std::nullopt;
   uint64_t bytes = elemBytes;
   for (int64_t dim : tensor.dims()) {
     if (dim < 0)
@@ -105,6 +107,11 @@ llvm::Error checkTensors(const onnx::GraphProto &graph, llvm::StringRef file) {
         tensors.push_back(&attr.t());
       for (const auto &tensor : attr.tensors())
         tensors.push_back(&tensor);
+      if (attr.has_sparse_tensor())
+        tensors.insert(tensors.end(), {&attr.sparse_tensor().values(),
+                                       &attr.sparse_tensor().indices()});
+      for (const auto &sparse : attr.sparse_tensors())
+        tensors.insert(tensors.end(), {&sparse.values(), &sparse.indices()});
       for (const auto *tensor : tensors)
         if (auto problem = rawDataProblem(*tensor))
           return fail(file, describeNode(node, index) + " (" + node.op_type() + "): attribute '" +

@@ -1,6 +1,8 @@
 /// The exec-level schedule as plan data: buffers, steps and memory packing.
 #include "lib/Target/Plan.h"
 
+#include "lib/Target/MemoryPlanner.h"
+
 #include "dialects/Exec/ExecOps.h"
 #include "dialects/NN/NNOps.h"
 
@@ -101,8 +103,8 @@ private:
   llvm::DenseMap<Value, BufferRef> refs_;
   /// Arena values in definition order with their live range (step indices).
   struct Interval {
-    Value value;
-    int64_t bytes, begin, end, offset = -1;
+    SmallVector<Value, 2> values; // the defining value, then values computed in place into it
+    int64_t bytes, begin, end;
   };
   std::vector<Interval> intervals_;
   llvm::DenseMap<Value, size_t> intervalOf_;
@@ -128,51 +130,19 @@ llvm::Error EntryPlanner::addWeight(nn::ConstantOp op) {
 }
 
 void EntryPlanner::packArena(EntryPlan &entry) {
-  // Greedy by size, best fit: place the largest buffers first, each at the
-  // lowest offset that overlaps no placed buffer live at the same time.
-  std::vector<size_t> order(intervals_.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return intervals_[a].bytes > intervals_[b].bytes;
-  });
-  std::vector<size_t> placed;
-  for (size_t i : order) {
-    Interval &cur = intervals_[i];
-    std::vector<std::pair<int64_t, int64_t>> busy;
-    for (size_t j : placed) {
-      const Interval &o = intervals_[j];
-      if (o.begin <= cur.end && cur.begin <= o.end)
-        busy.push_back({o.offset, o.offset + alignUp(o.bytes)});
-    }
-    std::sort(busy.begin(), busy.end());
-    int64_t best = -1, bestGap = INT64_MAX, candidate = 0;
-    int64_t need = alignUp(cur.bytes);
-    for (auto [lo, hi] : busy) {
-      if (lo - candidate >= need && lo - candidate < bestGap) {
-        best = candidate;
-        bestGap = lo - candidate;
-      }
-      candidate = std::max(candidate, hi);
-    }
-    cur.offset = best >= 0 ? best : candidate;
-    placed.push_back(i);
-    entry.arenaBytes = std::max(entry.arenaBytes, cur.offset + need);
-    entry.noReuseBytes += need;
-  }
-  // The lower bound: the most bytes live at any one step.
-  int64_t steps = 0;
+  std::vector<LiveBuffer> buffers;
   for (const auto &iv : intervals_)
-    steps = std::max(steps, iv.end + 1);
-  for (int64_t s = 0; s < steps; ++s) {
-    int64_t live = 0;
-    for (const auto &iv : intervals_)
-      if (iv.begin <= s && s <= iv.end)
-        live += alignUp(iv.bytes);
-    entry.liveLowerBound = std::max(entry.liveLowerBound, live);
-  }
+    buffers.push_back({iv.bytes, iv.begin, iv.end});
+  ArenaLayout layout = packBuffers(buffers, kAlignment);
+  entry.arenaBytes = layout.arenaBytes;
+  // Without reuse every value, also those computed in place, has its own buffer.
+  entry.noReuseBytes = 0;
   for (const auto &iv : intervals_)
-    refs_[iv.value] = {NNCC_BUFFER_ARENA, 0, iv.offset, iv.bytes};
+    entry.noReuseBytes += iv.values.size() * alignUp(iv.bytes);
+  entry.liveLowerBound = layout.liveLowerBound;
+  for (auto [iv, buffer] : llvm::zip(intervals_, buffers))
+    for (Value v : iv.values)
+      refs_[v] = {NNCC_BUFFER_ARENA, 0, buffer.offset, iv.bytes};
 }
 
 llvm::Expected<EntryPlan> EntryPlanner::run() {
@@ -207,33 +177,56 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
       outputOf[r] = i;
   }
 
-  // Steps, and live ranges of the arena values they define.
+  // Steps, and the last step reading each value (the return reads after all).
   SmallVector<Operation *> stepOps;
   for (Operation &op : func_.getBody().front()) {
     if (auto c = dyn_cast<nn::ConstantOp>(op)) {
       if (auto err = addWeight(c))
         return std::move(err);
     } else if (isa<exec::LaunchOp, exec::GemmOp>(op)) {
-      for (Value r : op.getResults()) {
-        if (outputOf.count(r)) {
-          refs_[r] = {NNCC_BUFFER_OUTPUT, outputOf[r], 0, bytesOf(r.getType())};
-          continue;
-        }
-        intervalOf_[r] = intervals_.size();
-        intervals_.push_back({r, bytesOf(r.getType()), (int64_t)stepOps.size(), (int64_t)stepOps.size()});
-      }
-      for (Value operand : op.getOperands())
-        if (auto it = intervalOf_.find(root(operand)); it != intervalOf_.end())
-          intervals_[it->second].end = stepOps.size();
       stepOps.push_back(&op);
     } else if (!isa<exec::ViewOp, func::ReturnOp>(op)) {
       return fail(llvm::formatv("op '{0}' has no plan step", op.getName().getStringRef()));
     }
   }
-  // Values returned through a copy live until the copies at the end.
+  llvm::DenseMap<Value, int64_t> lastUse;
+  for (auto [step, op] : llvm::enumerate(stepOps))
+    for (Value operand : op->getOperands())
+      lastUse[root(operand)] = step;
   for (Value v : ret.getOperands())
-    if (auto it = intervalOf_.find(root(v)); it != intervalOf_.end())
-      intervals_[it->second].end = stepOps.size();
+    lastUse[root(v)] = stepOps.size();
+
+  // Live ranges of the arena values. An elementwise kernel may write its
+  // result over an operand of the same size that dies at that step.
+  for (auto [step, op] : llvm::enumerate(stepOps)) {
+    SmallVector<Value> reusable;
+    if (auto launch = dyn_cast<exec::LaunchOp>(op))
+      if (auto inplace = launch.getInplaceOperands())
+        for (int64_t i : *inplace) {
+          Value operand = launch.getArgs()[i];
+          if (operand == root(operand) && intervalOf_.count(operand) &&
+              lastUse.lookup(operand) == (int64_t)step && !llvm::is_contained(reusable, operand))
+            reusable.push_back(operand);
+        }
+    for (Value r : op->getResults()) {
+      if (outputOf.count(r)) {
+        refs_[r] = {NNCC_BUFFER_OUTPUT, outputOf[r], 0, bytesOf(r.getType())};
+        continue;
+      }
+      int64_t end = std::max<int64_t>(step, lastUse.lookup(r));
+      auto donor = llvm::find_if(reusable, [&](Value v) { return bytesOf(v.getType()) == bytesOf(r.getType()); });
+      if (donor != reusable.end()) {
+        size_t index = intervalOf_[*donor];
+        intervals_[index].values.push_back(r);
+        intervals_[index].end = end;
+        intervalOf_[r] = index;
+        reusable.erase(donor);
+        continue;
+      }
+      intervalOf_[r] = intervals_.size();
+      intervals_.push_back({{r}, bytesOf(r.getType()), (int64_t)step, end});
+    }
+  }
   packArena(entry);
 
   for (Operation *op : stepOps) {

@@ -41,6 +41,33 @@ std::string nodeNames(Location loc) {
   return names;
 }
 
+/// Operands a kernel may overwrite with its result: the kernel is one
+/// linalg.generic whose result and operand both use the identity map and
+/// have the same type, so each element is read before it is written.
+DenseI64ArrayAttr inplaceOperands(func::FuncOp kernel, unsigned numOperands, OpBuilder &b) {
+  Block &body = kernel.getBody().front();
+  if (body.getOperations().size() != 2)
+    return {};
+  auto generic = dyn_cast<linalg::GenericOp>(body.front());
+  if (!generic || generic.getNumDpsInits() != 1)
+    return {};
+  Value init = generic.getDpsInits()[0];
+  AffineMap initMap = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  if (!initMap.isIdentity())
+    return {};
+  SmallVector<int64_t> candidates;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    auto arg = dyn_cast<BlockArgument>(input->get());
+    if (!arg || arg.getOwner() != &body || arg.getArgNumber() >= numOperands ||
+        arg.getType() != init.getType() || !generic.getMatchingIndexingMap(input).isIdentity())
+      continue;
+    candidates.push_back(arg.getArgNumber());
+  }
+  if (candidates.empty())
+    return {};
+  return b.getDenseI64ArrayAttr(candidates);
+}
+
 using KernelBodyFn = llvm::function_ref<FailureOr<SmallVector<Value>>(
     OpBuilder &, ValueRange args, ValueRange inits)>;
 
@@ -76,7 +103,8 @@ FailureOr<exec::LaunchOp> outlineKernel(Operation *at, ModuleOp module, int &cou
   }
   func::ReturnOp::create(kb, loc, *results);
   OpBuilder fb(at);
-  return exec::LaunchOp::create(fb, loc, resultTypes, name, operands, nodeNames(loc));
+  return exec::LaunchOp::create(fb, loc, resultTypes, name, operands, nodeNames(loc),
+                                inplaceOperands(kernel, operands.size(), fb));
 }
 
 /// Outlines `op` into a kernel function and replaces it with a launch.

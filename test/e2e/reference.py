@@ -1,0 +1,381 @@
+#!/usr/bin/python3
+"""A small numpy reference interpreter for ONNX graphs (float64 arithmetic).
+
+Written from the ONNX operator specification, independently of nncc, to check
+the numbers nncc's compiled modules produce. It covers the ops of the example
+models (examples/models/make_models.py) and nothing else:
+
+    MatMul Add Sub Mul Div Relu Erf Softmax LayerNormalization Conv
+    BatchNormalization (inference) MaxPool GlobalAveragePool Flatten Gemm
+    Reshape Transpose Constant
+
+Floating-point tensors (inputs, initializers, constants) are widened to
+float64 and every op computes in float64, so the result is a reference to
+compare float32 outputs against, not a bit-exact float32 emulation.
+
+    from reference import run_model
+    outputs = run_model(onnx.load("mlp.onnx"), {"x": x})   # {name: float64 array}
+
+    /usr/bin/python3 reference.py --self-test /usr/share/libonnx-testdata/data/node ...
+        checks this interpreter against the ONNX backend tests (in each folder
+        given) whose ops it covers.
+
+Uses Debian's python3-onnx 1.12 and numpy (run with /usr/bin/python3).
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+class UnsupportedError(Exception):
+    pass
+
+
+def _widen(a):
+    a = np.asarray(a)
+    return a.astype(np.float64) if np.issubdtype(a.dtype, np.floating) else a
+
+
+def _attrs(node):
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _decode(v):
+    return v.decode() if isinstance(v, bytes) else v
+
+
+# --- elementwise -------------------------------------------------------------
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x.astype(np.float64)
+
+
+# --- normalization -----------------------------------------------------------
+
+def _softmax(x, axis, opset):
+    if opset < 13:
+        # Opsets 1-12: the input is coerced to 2-D at `axis`, softmax over the
+        # flattened trailing block.
+        axis = axis if axis >= 0 else axis + x.ndim
+        shape = x.shape
+        x2 = x.reshape(int(np.prod(shape[:axis], dtype=np.int64)), -1)
+        return _softmax(x2, 1, 13).reshape(shape)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _layer_norm(x, scale, bias, axis, epsilon):
+    axis = axis if axis >= 0 else axis + x.ndim
+    axes = tuple(range(axis, x.ndim))
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
+    inv_std = 1.0 / np.sqrt(var + epsilon)
+    y = (x - mean) * inv_std
+    y = y * scale
+    if bias is not None:
+        y = y + bias
+    return y, mean, inv_std
+
+
+def _batch_norm(x, scale, bias, mean, var, epsilon):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return ((x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + epsilon)
+            * scale.reshape(shape) + bias.reshape(shape))
+
+
+# --- windows (Conv, MaxPool) ---------------------------------------------------
+
+def _pads(attrs, in_spatial, kernel, strides, dilations):
+    """Begin/end padding per spatial axis from pads or auto_pad."""
+    n = len(in_spatial)
+    auto_pad = _decode(attrs.get("auto_pad", "NOTSET"))
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for i in range(n):
+            out = -(-in_spatial[i] // strides[i])
+            total = max((out - 1) * strides[i] + dilations[i] * (kernel[i] - 1) + 1 - in_spatial[i], 0)
+            small, big = total // 2, total - total // 2
+            begin.append(small if auto_pad == "SAME_UPPER" else big)
+            end.append(big if auto_pad == "SAME_UPPER" else small)
+        return begin, end
+    if auto_pad == "VALID":
+        return [0] * n, [0] * n
+    if auto_pad != "NOTSET":
+        raise UnsupportedError(f"auto_pad={auto_pad}")
+    pads = list(attrs.get("pads", [0] * (2 * n)))
+    return pads[:n], pads[n:]
+
+
+def _windows(x, kernel, strides, dilations, begin, end, fill, ceil_mode=False):
+    """x: [N, C, *spatial] -> [N, C, *out_spatial, *kernel] (a strided view)."""
+    n = len(kernel)
+    spatial = x.shape[2:]
+    out, extra = [], []
+    for i in range(n):
+        span = dilations[i] * (kernel[i] - 1) + 1
+        room = spatial[i] + begin[i] + end[i] - span
+        o = (-(-room // strides[i]) if ceil_mode else room // strides[i]) + 1
+        if ceil_mode and (o - 1) * strides[i] >= spatial[i] + begin[i]:
+            o -= 1  # the last window would start in the end padding only
+        out.append(o)
+        extra.append(max((o - 1) * strides[i] + span - (spatial[i] + begin[i] + end[i]), 0))
+    width = [(0, 0), (0, 0)] + [(begin[i], end[i] + extra[i]) for i in range(n)]
+    xp = np.pad(x, width, mode="constant", constant_values=fill)
+    spans = tuple(dilations[i] * (kernel[i] - 1) + 1 for i in range(n))
+    view = np.lib.stride_tricks.sliding_window_view(xp, spans, axis=tuple(range(2, 2 + n)))
+    index = (slice(None), slice(None))
+    index += tuple(slice(0, out[i] * strides[i], strides[i]) for i in range(n))
+    index += tuple(slice(None, None, dilations[i]) for i in range(n))
+    view = view[index]
+    assert view.shape[2:2 + n] == tuple(out), (view.shape, out)
+    return view
+
+
+def _conv(x, w, b, attrs):
+    n = x.ndim - 2
+    kernel = list(attrs.get("kernel_shape", w.shape[2:]))
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    group = attrs.get("group", 1)
+    begin, end = _pads(attrs, x.shape[2:], kernel, strides, dilations)
+    cols = _windows(x, kernel, strides, dilations, begin, end, 0.0)  # [N, C, *out, *k]
+    batch, cin = x.shape[:2]
+    cout = w.shape[0]
+    if cin % group or cout % group or w.shape[1] != cin // group:
+        raise UnsupportedError(f"Conv: C={cin}, M={cout}, W={w.shape}, group={group}")
+    out_spatial = cols.shape[2:2 + n]
+    cg, mg = cin // group, cout // group
+    ys = []
+    for g in range(group):
+        c = cols[:, g * cg:(g + 1) * cg]                                # [N, cg, *out, *k]
+        c = np.moveaxis(c, 1, 1 + n)                                     # [N, *out, cg, *k]
+        c = c.reshape(batch, int(np.prod(out_spatial, dtype=np.int64)), -1)  # im2col
+        wg = w[g * mg:(g + 1) * mg].reshape(mg, -1)                      # [mg, cg*k]
+        ys.append(np.matmul(c, wg.T))                                    # [N, P, mg]
+    y = np.concatenate(ys, axis=2)
+    y = np.moveaxis(y, 2, 1).reshape((batch, cout) + tuple(out_spatial))
+    if b is not None:
+        y = y + b.reshape((1, cout) + (1,) * n)
+    return y
+
+
+def _max_pool(x, attrs):
+    n = x.ndim - 2
+    kernel = list(attrs["kernel_shape"])
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    if attrs.get("storage_order", 0) != 0:
+        raise UnsupportedError("MaxPool storage_order=1")
+    begin, end = _pads(attrs, x.shape[2:], kernel, strides, dilations)
+    if np.issubdtype(x.dtype, np.floating):
+        fill = -np.inf
+    else:
+        fill = np.iinfo(x.dtype).min
+    view = _windows(x, kernel, strides, dilations, begin, end, fill,
+                    ceil_mode=bool(attrs.get("ceil_mode", 0)))
+    return view.max(axis=tuple(range(2 + n, 2 + 2 * n)))
+
+
+# --- shapes --------------------------------------------------------------------
+
+def _reshape(x, shape, allowzero):
+    shape = [int(s) for s in shape]
+    if not allowzero:
+        shape = [x.shape[i] if s == 0 else s for i, s in enumerate(shape)]
+    return x.reshape(shape)
+
+
+def _gemm(a, b, c, attrs):
+    if attrs.get("transA", 0):
+        a = a.T
+    if attrs.get("transB", 0):
+        b = b.T
+    y = attrs.get("alpha", 1.0) * (a @ b)
+    if c is not None:
+        y = y + attrs.get("beta", 1.0) * c
+    return y
+
+
+def _constant(attrs):
+    if "value" in attrs:
+        return _widen(numpy_helper.to_array(attrs["value"]))
+    if "value_float" in attrs:
+        return np.array(attrs["value_float"], np.float64)
+    if "value_floats" in attrs:
+        return np.array(attrs["value_floats"], np.float64)
+    if "value_int" in attrs:
+        return np.array(attrs["value_int"], np.int64)
+    if "value_ints" in attrs:
+        return np.array(attrs["value_ints"], np.int64)
+    raise UnsupportedError(f"Constant with attributes {sorted(attrs)}")
+
+
+# --- the interpreter -------------------------------------------------------------
+
+def _run_node(node, args, opset):
+    op, a = node.op_type, _attrs(node)
+    x = args[0] if args else None
+    if op == "MatMul":
+        return [np.matmul(args[0], args[1])]
+    if op == "Add":
+        return [args[0] + args[1]]
+    if op == "Sub":
+        return [args[0] - args[1]]
+    if op == "Mul":
+        return [args[0] * args[1]]
+    if op == "Div":
+        if np.issubdtype(args[0].dtype, np.integer):
+            return [np.trunc(args[0] / args[1]).astype(args[0].dtype)]
+        return [args[0] / args[1]]
+    if op == "Relu":
+        return [np.maximum(x, 0).astype(x.dtype)]
+    if op == "Erf":
+        return [_erf(x)]
+    if op == "Softmax":
+        return [_softmax(x, a.get("axis", -1 if opset >= 13 else 1), opset)]
+    if op == "LayerNormalization":
+        bias = args[2] if len(args) > 2 else None
+        y, mean, inv_std = _layer_norm(x, args[1], bias, a.get("axis", -1), a.get("epsilon", 1e-5))
+        return [y, mean, inv_std][:len(node.output)]
+    if op == "Conv":
+        return [_conv(x, args[1], args[2] if len(args) > 2 else None, a)]
+    if op == "BatchNormalization":
+        if a.get("training_mode", 0) or len(node.output) > 1:
+            raise UnsupportedError("BatchNormalization in training mode")
+        return [_batch_norm(x, *args[1:5], a.get("epsilon", 1e-5))]
+    if op == "MaxPool":
+        if len(node.output) > 1:
+            raise UnsupportedError("MaxPool with an Indices output")
+        return [_max_pool(x, a)]
+    if op == "GlobalAveragePool":
+        return [np.mean(x, axis=tuple(range(2, x.ndim)), keepdims=True)]
+    if op == "Flatten":
+        axis = a.get("axis", 1)
+        axis = axis if axis >= 0 else axis + x.ndim
+        return [x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), -1)]
+    if op == "Gemm":
+        return [_gemm(args[0], args[1], args[2] if len(args) > 2 else None, a)]
+    if op == "Reshape":
+        return [_reshape(x, args[1], a.get("allowzero", 0))]
+    if op == "Transpose":
+        return [np.transpose(x, a.get("perm"))]
+    if op == "Constant":
+        return [_constant(a)]
+    raise UnsupportedError(f"op {op}")
+
+
+def run_model(model, inputs):
+    """Runs `model` (an onnx.ModelProto) on `inputs` ({name: array}); returns
+    {output name: array} in the graph's output order, floats as float64."""
+    graph = model.graph
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 17)
+    env = {init.name: _widen(numpy_helper.to_array(init)) for init in graph.initializer}
+    for inp in graph.input:
+        if inp.name in inputs:
+            env[inp.name] = _widen(inputs[inp.name])
+        elif inp.name not in env:
+            raise ValueError(f"missing input '{inp.name}'")
+    for node in graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            raise UnsupportedError(f"op {node.domain}.{node.op_type}")
+        args = [env[name] if name else None for name in node.input]
+        while args and args[-1] is None:
+            args.pop()
+        try:
+            results = _run_node(node, args, opset)
+        except UnsupportedError as e:
+            raise UnsupportedError(f"node '{node.name}' ({node.op_type}): {e}") from None
+        for name, value in zip(node.output, results):
+            if name:
+                env[name] = np.asarray(value)
+    return {out.name: env[out.name] for out in graph.output}
+
+
+def graph_inputs(model):
+    """The graph inputs that are not initializers (input_K.pb order)."""
+    inits = {i.name for i in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in inits]
+
+
+# --- self-test against the ONNX backend node tests ----------------------------------
+
+SELF_TEST_OPS = {"MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Erf", "Softmax",
+                 "LayerNormalization", "Conv", "BatchNormalization", "MaxPool",
+                 "GlobalAveragePool", "Flatten", "Gemm", "Reshape", "Transpose", "Constant"}
+
+
+def _load_tensor(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def self_test(data_dir, verbose):
+    """Runs every backend test in data_dir whose ops are all supported; returns
+    the number of failures."""
+    passed, failed, skipped = 0, [], 0
+    for name in sorted(os.listdir(data_dir)):
+        case = os.path.join(data_dir, name)
+        model_path = os.path.join(case, "model.onnx")
+        if not os.path.exists(model_path):
+            continue
+        model = onnx.load(model_path)
+        if any(n.op_type not in SELF_TEST_OPS or n.domain not in ("", "ai.onnx")
+               for n in model.graph.node):
+            continue
+        inputs_info = graph_inputs(model)
+        for ds in sorted(d for d in os.listdir(case) if d.startswith("test_data_set")):
+            ds = os.path.join(case, ds)
+            inputs = {info.name: _load_tensor(os.path.join(ds, f"input_{k}.pb"))
+                      for k, info in enumerate(inputs_info)}
+            try:
+                got = run_model(model, inputs)
+            except UnsupportedError as e:
+                skipped += 1
+                if verbose:
+                    print(f"skip {name}: {e}")
+                continue
+            ok = True
+            for k, out in enumerate(model.graph.output):
+                want = _load_tensor(os.path.join(ds, f"output_{k}.pb"))
+                g = got[out.name]
+                if g.shape != want.shape or not np.allclose(g, want, rtol=1e-4, atol=1e-5):
+                    ok = False
+                    failed.append(f"{name}/{os.path.basename(ds)} output {k}: shape {g.shape} "
+                                  f"vs {want.shape}")
+            if ok:
+                passed += 1
+                if verbose:
+                    print(f"ok   {name}")
+    for f in failed:
+        print(f"FAIL {f}")
+    print(f"reference self-test {data_dir}: {passed} passed, {len(failed)} failed, {skipped} skipped "
+          f"(unsupported attributes)")
+    if passed == 0:
+        print(f"FAIL no test in {data_dir} ran")
+        return 1
+    return len(failed)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--self-test", metavar="DATA_DIR", nargs="+",
+                        help="check against ONNX backend tests (e.g. "
+                             "/usr/share/libonnx-testdata/data/node)")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    if not args.self_test:
+        parser.error("nothing to do (use --self-test DATA_DIR, or import run_model)")
+    failures = sum(self_test(d, args.verbose) for d in args.self_test)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
