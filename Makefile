@@ -13,6 +13,8 @@ MLIR_DIR ?= /usr/lib/llvm-22/lib/cmake/mlir
 PYTHON ?= /usr/bin/python3
 DEMO_MODELS ?= mlp cnn transformer
 DEMO_RUNS ?= 100
+# Cache hits across checkouts in other folders (CI clones afresh).
+export CCACHE_BASEDIR := $(CURDIR)
 
 .PHONY: all deps configure build check demo
 
@@ -31,7 +33,7 @@ build: configure
 
 check: deps
 	$(MAKE) build
-	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error
+	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j 2
 	scripts/fuzz-import.sh 30
 
 demo: deps
