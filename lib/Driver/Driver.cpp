@@ -94,6 +94,16 @@ int64_t estimateFlops(mlir::func::FuncOp func) {
   return flops;
 }
 
+/// Bytes per element of a module-ABI dtype (bool is one byte).
+int64_t dtypeBytes(int32_t dtype) {
+  switch (dtype) {
+  case 11: case 7: case 13: return 8; // f64, i64, u64
+  case 1: case 6: case 12: return 4;  // f32, i32, u32
+  case 10: case 16: case 4: case 5: return 2; // f16, bf16, u16, i16
+  default: return 1;
+  }
+}
+
 } // namespace
 
 void loadCompilerDialects(mlir::MLIRContext &context) {
@@ -204,6 +214,28 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     result.stats.liveLowerBoundBytes[entry.name] = entry.liveLowerBound;
     result.stats.bytesMovedPerRun[entry.name] = entry.bytesMoved;
   }
+  if (options.memoryBudget > 0)
+    for (const auto &entry : plan->entries) {
+      int64_t io = 0;
+      for (const auto *descs : {&entry.inputs, &entry.outputs})
+        for (const auto &d : *descs) {
+          int64_t n = 1;
+          for (int64_t dim : d.dims)
+            n *= dim;
+          io += n * dtypeBytes(d.dtype);
+        }
+      int64_t weights = plan->weights.data.size();
+      int64_t need = weights + entry.arenaBytes + io;
+      if (need > options.memoryBudget)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            llvm::formatv("entry '{0}' needs {1} bytes (weights {2} + arena {3} + inputs and "
+                          "outputs {4}), more than --memory-budget {5}; the smallest arena "
+                          "this schedule allows is {6} bytes",
+                          entry.name, need, weights, entry.arenaBytes, io, options.memoryBudget,
+                          entry.liveLowerBound)
+                .str());
+    }
   result.stats.kernels = plan->kernels.size();
   result.stats.weightBytes = plan->weights.data.size();
 

@@ -29,6 +29,9 @@ struct CompileOptions {
   /// Skip canonicalization (print the importer's raw output).
   bool noSimplify = false;
   PackageOptions package;
+  /// Fail when an entry point needs more device memory than this (weights +
+  /// arena + inputs and outputs); 0: no limit.
+  int64_t memoryBudget = 0;
   /// Called at the start of each phase (for progress lines).
   std::function<void(llvm::StringRef phase)> onPhase;
 };

@@ -153,6 +153,8 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
     return std::move(err);
 
   if (loaded.opset < kMinHandlerOpset) {
+    if (auto err = validateForUpgrade(model, loaded.opset, displayName))
+      return std::move(err);
     try {
       model = onnx::version_conversion::ConvertVersion(model, kMinHandlerOpset);
     } catch (const std::exception &e) {

@@ -8,6 +8,8 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -183,43 +185,63 @@ llvm::Error checkConvPoolAttrs(const onnx::GraphProto &graph, llvm::StringRef fi
   return llvm::Error::success();
 }
 
-/// Wraps the conv/pool ops' inference functions so that they infer element
-/// types only where libonnx 1.12 would crash: on non-positive window
-/// attributes (checkConvPoolAttrs reports those in the graph, but function
-/// bodies are inferred too) and when the weight's rank differs from the
-/// input's (without kernel_shape, the kernel rank is taken from the weight and
-/// indexes vectors sized by the input's rank past their end). The op handlers
-/// then report the node by name, which the inference context cannot do.
+/// Whether the input has a known shape of a rank other than `rank`.
+bool knownRankIsNot(onnx::InferenceContext &ctx, size_t input, int rank) {
+  return onnx::hasInputShape(ctx, input) && onnx::getInputShape(ctx, input).dim_size() != rank;
+}
+
+/// For the ops whose libonnx 1.12 inference function crashes on some inputs
+/// instead of reporting them, a test for those inputs; null for other ops.
+std::function<bool(onnx::InferenceContext &)> inferenceCrashTest(const onnx::OpSchema &schema) {
+  // Non-positive window attributes: checkConvPoolAttrs reports those in the
+  // graph, but function bodies are inferred too. A weight of another rank than
+  // the input: without kernel_shape, the kernel rank is taken from the weight
+  // and indexes vectors sized by the input's rank past their end.
+  if (std::optional<int> weight = convPoolWeightIndex(schema.Name(), schema.domain()))
+    return [weight = *weight](onnx::InferenceContext &ctx) {
+      return nonPositiveWindowAttr([&](const std::string &n) { return ctx.getAttribute(n); }) ||
+             (weight >= 0 && onnx::hasInputShape(ctx, 0) &&
+              knownRankIsNot(ctx, weight, onnx::getInputShape(ctx, 0).dim_size()));
+    };
+  // Gemm before opset 7 reads dims 0 and 1 of A and B unchecked.
+  if (schema.Name() == "Gemm" && schema.domain().empty() && schema.SinceVersion() < 7)
+    return [](onnx::InferenceContext &ctx) {
+      return knownRankIsNot(ctx, 0, 2) || knownRankIsNot(ctx, 1, 2);
+    };
+  return nullptr;
+}
+
+/// ONNX's schema registry, except that for the nodes inferenceCrashTest picks
+/// out, only element types are inferred (from the type constraints, so later
+/// nodes are still typed). The op handlers or validateForUpgrade then report
+/// the node by name, which an inference function cannot.
 class GuardedSchemaRegistry final : public onnx::ISchemaRegistry {
 public:
   const onnx::OpSchema *GetSchema(const std::string &key, const int maxInclusiveVersion,
                                   const std::string &domain) const override {
     const onnx::OpSchema *schema =
         onnx::OpSchemaRegistry::Schema(key, maxInclusiveVersion, domain);
-    std::optional<int> weightIndex = convPoolWeightIndex(key, domain);
-    if (!schema || !weightIndex || !schema->has_type_and_shape_inference_function())
+    if (!schema || !schema->has_type_and_shape_inference_function())
       return schema;
     std::lock_guard<std::mutex> lock(mutex_);
-    std::unique_ptr<onnx::OpSchema> &guarded = guarded_[schema];
-    if (!guarded) {
-      guarded = std::make_unique<onnx::OpSchema>(*schema);
-      guarded->TypeAndShapeInferenceFunction(
-          [schema, w = *weightIndex](onnx::InferenceContext &ctx) {
-            bool crashes =
-                nonPositiveWindowAttr([&](const std::string &n) { return ctx.getAttribute(n); }) ||
-                (w >= 0 && onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, w) &&
-                 onnx::getInputShape(ctx, 0).dim_size() != onnx::getInputShape(ctx, w).dim_size());
-            if (!crashes)
-              schema->GetTypeAndShapeInferenceFunction()(ctx);
-            else // From the type constraints, so later nodes are still typed.
-              schema->CheckInputOutputType(ctx);
-          });
-    }
-    return guarded.get();
+    auto [it, inserted] = guarded_.try_emplace(schema);
+    if (inserted)
+      if (auto crashes = inferenceCrashTest(*schema)) {
+        it->second = std::make_unique<onnx::OpSchema>(*schema);
+        it->second->TypeAndShapeInferenceFunction(
+            [schema, crashes](onnx::InferenceContext &ctx) {
+              if (crashes(ctx))
+                schema->CheckInputOutputType(ctx);
+              else
+                schema->GetTypeAndShapeInferenceFunction()(ctx);
+            });
+      }
+    return it->second ? it->second.get() : schema;
   }
 
 private:
   mutable std::mutex mutex_;
+  /// Null for schemas that need no guard.
   mutable std::map<const onnx::OpSchema *, std::unique_ptr<onnx::OpSchema>> guarded_;
 };
 
@@ -232,6 +254,38 @@ llvm::Error validateModel(const onnx::ModelProto &model, llvm::StringRef file) {
     if (auto err = checkTensors(graph, file))
       return err;
     return checkConvPoolAttrs(graph, file);
+  });
+}
+
+llvm::Error validateForUpgrade(const onnx::ModelProto &model, int opset, llvm::StringRef file) {
+  if (opset >= 7)
+    return llvm::Error::success();
+  // Ranks as the converter sees them, from every graph (subgraphs read values
+  // of the graphs around them).
+  std::map<std::string, int> ranks;
+  llvm::cantFail(forEachGraph(model.graph(), [&](const onnx::GraphProto &graph) {
+    for (const auto *values : {&graph.input(), &graph.value_info(), &graph.output()})
+      for (const auto &value : *values)
+        if (value.type().has_tensor_type() && value.type().tensor_type().has_shape())
+          ranks[value.name()] = value.type().tensor_type().shape().dim_size();
+    for (const auto &tensor : graph.initializer())
+      ranks[tensor.name()] = tensor.dims_size();
+    return llvm::Error::success();
+  }));
+  // Gemm_6_7 reads dims 0 and 1 of A and B unchecked.
+  return forEachGraph(model.graph(), [&](const onnx::GraphProto &graph) -> llvm::Error {
+    for (const auto &[index, node] : llvm::enumerate(graph.node())) {
+      if (node.op_type() != "Gemm" || !(node.domain().empty() || node.domain() == "ai.onnx"))
+        continue;
+      for (int i = 0; i < std::min(node.input_size(), 2); ++i) {
+        auto rank = ranks.find(node.input(i));
+        if (rank != ranks.end() && rank->second != 2)
+          return fail(file, describeNode(node, index) + " (Gemm): input '" + node.input(i) +
+                                "' has rank " + llvm::Twine(rank->second) +
+                                ", but Gemm takes matrices");
+      }
+    }
+    return llvm::Error::success();
   });
 }
 

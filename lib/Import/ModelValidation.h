@@ -22,11 +22,17 @@ namespace nncc::import {
 /// dilations or kernel_shape. Errors are "<file>: <what is wrong>".
 llvm::Error validateModel(const onnx::ModelProto &model, llvm::StringRef file);
 
+/// Rejects what makes onnx::version_conversion::ConvertVersion crash when it
+/// upgrades from `opset`; runs after shape inference, whose ranks it reads.
+/// Today: Gemm before opset 7 with an input of known rank other than 2.
+llvm::Error validateForUpgrade(const onnx::ModelProto &model, int opset, llvm::StringRef file);
+
 /// The schema registry to hand onnx::shape_inference::InferShapes: ONNX's own,
-/// except that the conv/pool ops' inference is skipped for nodes it would
-/// crash on (non-positive strides, dilations or kernel_shape; input and weight
-/// of different ranks). Such nodes get element types but no shapes; the op
-/// handlers report them by name.
+/// except that shapes are not inferred for nodes whose inference function
+/// would crash (conv/pool ops with non-positive strides, dilations or
+/// kernel_shape, or input and weight of different ranks; Gemm before opset 7
+/// with inputs that are not matrices). Such nodes get element types only; the
+/// op handlers or validateForUpgrade report them by name.
 const onnx::ISchemaRegistry *shapeInferenceSchemas();
 
 } // namespace nncc::import

@@ -12,6 +12,7 @@ list fails. `--update` adds newly passing tests to the list (it only grows).
 import argparse
 import concurrent.futures
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -92,7 +93,8 @@ def run_test(args, suite, name, test_dir):
         so = os.path.join(work, "model.so")
         inputs = sorted(glob.glob(os.path.join(data_dir, "input_*.pb")),
                         key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
-        rc, err = run([args.nncc, model, "-o", so])
+        stats = os.path.join(work, "stats.json")
+        rc, err = run([args.nncc, model, "-o", so, f"--stats={stats}"])
         bound = []
         if rc != 0 and inputs:
             for path in inputs:
@@ -100,7 +102,7 @@ def run_test(args, suite, name, test_dir):
                 if tname and len(dims) <= 1:
                     bound.append((tname, path))
             if bound:
-                rc, err = run([args.nncc, model, "-o", so] +
+                rc, err = run([args.nncc, model, "-o", so, f"--stats={stats}"] +
                               [f"--bind-input={n}={p}" for n, p in bound])
         if rc != 0:
             return "fail", "compile: " + err.splitlines()[-1] if err else "compile failed"
@@ -119,7 +121,9 @@ def run_test(args, suite, name, test_dir):
                        "--rtol", str(args.rtol), "--atol", str(args.atol), "--threads", "1"])
         if rc != 0:
             return "fail", "run: " + (err.splitlines()[-1] if err else str(rc))
-        return "pass", ""
+        with open(stats) as f:
+            figures = json.load(f)
+        return "pass", (figures["arena_bytes"]["forward"], figures["live_lower_bound_bytes"]["forward"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -160,6 +164,13 @@ def main():
             print(f"{status.upper()} {name}: {why}")
     for suite in SUITES:
         print(f"{suite}: {per_suite[suite][0]} of {per_suite[suite][1]} pass on the CPU")
+    # Memory plans of the passing models: arena against the live lower bound.
+    ratios = [((r[1][0] / r[1][1]) if r[1][1] else 1.0, t[1])
+              for t, r in zip(tests, results) if r[0] == "pass"]
+    if ratios:
+        worst = max(ratios)
+        print(f"memory plan: worst arena / live lower bound {worst[0]:.3f} ({worst[1]}), "
+              f"{sum(1 for r, _ in ratios if r > 1.05)} models above 1.05")
     print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
 
     expected = set()

@@ -2,7 +2,7 @@
 //
 //   nncc-run model.so [--device cpu|cuda:N] [--entry NAME] --input-dir D
 //            [--output-dir O] [--compare D [--rtol R] [--atol A]] [--bench N]
-//            [--threads T]
+//            [--threads T] [--profile trace.json]
 //
 // Inputs and outputs are ONNX TensorProto files in the backend-test layout:
 // input_K.pb is the K-th input of the entry in signature order, output_K.pb
@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -30,7 +31,7 @@ namespace {
 const char kUsage[] =
     "usage: nncc-run model.so [--device cpu|cuda:N] [--entry NAME] --input-dir D\n"
     "                [--output-dir O] [--compare D] [--rtol R] [--atol A]\n"
-    "                [--bench N] [--threads T]\n"
+    "                [--bench N] [--threads T] [--profile trace.json]\n"
     "\n"
     "  --device D      device to run on (default cpu)\n"
     "  --entry NAME    entry point (default: the only one, or 'forward')\n"
@@ -40,10 +41,13 @@ const char kUsage[] =
     "  --rtol R        relative tolerance (default 1e-3)\n"
     "  --atol A        absolute tolerance (default 1e-5)\n"
     "  --bench N       times N runs after warm-up; prints the median\n"
-    "  --threads T     CPU threads (default 0 = all cores)\n";
+    "  --threads T     CPU threads (default 0 = all cores)\n"
+    "  --profile F     writes a Chrome trace (Perfetto, chrome://tracing) of the run, or of\n"
+    "                  the --bench runs, to F and prints the ten slowest steps\n"
+    "                  (NNCC_PROFILE=F does the same)\n";
 
 struct Options {
-  std::string model, device = "cpu", entry, inputDir, outputDir, compareDir;
+  std::string model, device = "cpu", entry, inputDir, outputDir, compareDir, profile;
   double rtol = 1e-3, atol = 1e-5;
   long bench = 0;
   int threads = 0;
@@ -112,6 +116,11 @@ Options parseArgs(int argc, char **argv) {
       o.bench = parseInt(flag, value, 1, 100000000);
     else if (flag == "--threads")
       o.threads = static_cast<int>(parseInt(flag, value, 0, 4096));
+    else if (flag == "--profile") {
+      if (value.empty())
+        usageError("--profile needs a file name");
+      o.profile = value;
+    }
     else
       usageError("unknown option '" + flag + "'");
   }
@@ -182,10 +191,59 @@ void printValues(const nncc::Tensor &t) {
   std::printf("\n");
 }
 
+/// The ten steps of `entry` with the most total time over the profiled runs.
+void printProfile(const nncc::Module &module, const nncc::Session &session,
+                  const nncc::EntryInfo &entry) {
+  std::vector<nncc::StepInfo> steps = module.steps(entry.name);
+  nncc::ProfileStats runs = session.profileStats(entry.name);
+  struct Row {
+    size_t step;
+    nncc::ProfileStats st;
+  };
+  std::vector<Row> rows;
+  int64_t stepsNs = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    rows.push_back({i, session.profileStats(entry.name, static_cast<int32_t>(i))});
+    stepsNs += rows.back().st.totalNs;
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row &a, const Row &b) { return a.st.totalNs > b.st.totalNs; });
+  double runMs = runs.totalNs / 1e6;
+  std::printf("profile: %lld run%s of '%s', %zu steps: mean %.4g ms per run (min %.4g ms), "
+              "steps %.1f%% of it\n",
+              static_cast<long long>(runs.calls), runs.calls == 1 ? "" : "s", entry.name.c_str(),
+              steps.size(), runs.calls ? runMs / runs.calls : 0.0, runs.minNs / 1e6,
+              runs.totalNs ? 100.0 * stepsNs / runs.totalNs : 0.0);
+  std::printf("top %zu steps by total time:\n", std::min<size_t>(10, rows.size()));
+  std::printf("  %4s  %-40s %-6s %7s %10s %7s %10s %10s\n", "step", "name", "kind", "calls",
+              "total ms", "% run", "mean us", "min us");
+  for (size_t r = 0; r < rows.size() && r < 10; ++r) {
+    const nncc::StepInfo &st = steps[rows[r].step];
+    std::string name = !st.name.empty() ? st.name : !st.kernel.empty() ? st.kernel : st.kind;
+    if (name.size() > 40)
+      name = name.substr(0, 37) + "...";
+    const nncc::ProfileStats &ps = rows[r].st;
+    std::printf("  %4zu  %-40s %-6s %7lld %10.4f %6.1f%% %10.2f %10.2f\n", rows[r].step,
+                name.c_str(), st.kind.c_str(), static_cast<long long>(ps.calls), ps.totalNs / 1e6,
+                runs.totalNs ? 100.0 * ps.totalNs / runs.totalNs : 0.0,
+                ps.calls ? ps.totalNs / 1e3 / ps.calls : 0.0, ps.minNs / 1e3);
+  }
+}
+
 int run(const Options &o) {
   nncc::Module module = nncc::Module::load(o.model);
   nncc::EntryInfo entry = pickEntry(module, o.entry);
-  nncc::Session session(module, nncc::Device::parse(o.device), nncc::SessionOptions{o.threads});
+  nncc::SessionOptions sessionOptions{o.threads};
+  if (!o.profile.empty())
+    sessionOptions.profile = o.profile;
+  // In an optional so that it can be closed, which completes the trace file.
+  std::optional<nncc::Session> open;
+  open.emplace(module, nncc::Device::parse(o.device), sessionOptions);
+  nncc::Session &session = *open;
+  // --profile FILE or NNCC_PROFILE: the run, or with --bench the timed runs.
+  bool profiling = session.profiling();
+  if (profiling && o.bench > 0)
+    session.setProfiling(false);
   std::printf("entry '%s' on %s, %d thread%s\n", entry.name.c_str(), session.device().c_str(),
               session.threads(), session.threads() == 1 ? "" : "s");
 
@@ -284,6 +342,8 @@ int run(const Options &o) {
       session.run(entry.name, inputs, outputs);
     std::vector<double> ms;
     ms.reserve(static_cast<size_t>(o.bench));
+    if (profiling)
+      session.setProfiling(true);
     for (long i = 0; i < o.bench; ++i) {
       Clock::time_point start = Clock::now();
       session.run(entry.name, inputs, outputs);
@@ -295,6 +355,13 @@ int run(const Options &o) {
     double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     std::printf("median %.4g ms (min %.4g ms, max %.4g ms, %zu runs)\n", median, sorted.front(),
                 sorted.back(), n);
+  }
+  if (profiling) {
+    printProfile(module, session, entry);
+    std::string path = session.profilePath();
+    open.reset(); // writes the end of the trace
+    std::printf("profile: wrote %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+                path.c_str());
   }
   std::fflush(stdout);
 

@@ -38,6 +38,9 @@ static cl::opt<bool> weightsFile("weights-file",
 static cl::opt<std::string> keepTemps("keep-temps",
                                       cl::desc("Keep the generated plan.c, kernels.o ... here"),
                                       cl::value_desc("dir"));
+static cl::opt<int64_t> memoryBudget(
+    "memory-budget", cl::desc("Fail when an entry needs more bytes than this (weights + arena + I/O)"),
+    cl::value_desc("BYTES"), cl::init(0));
 static cl::opt<bool> elideWeights("elide-weights",
                                   cl::desc("Print large constants as '...' in text output"));
 
@@ -68,6 +71,7 @@ int main(int argc, char **argv) {
   options.noSimplify = noSimplify;
   options.package.weightsFile = weightsFile;
   options.package.keepDir = keepTemps;
+  options.memoryBudget = memoryBudget;
   for (const auto &bind : bindInputs)
     if (auto err = nncc::parseBindOption(bind, options.import))
       return fail(std::move(err));
