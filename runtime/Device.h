@@ -17,6 +17,8 @@
 
 namespace nncc::rt {
 
+class Profiler;
+
 struct DeviceSpec {
   enum Kind { Cpu, Cuda } kind = Cpu;
   int index = 0;
@@ -39,8 +41,11 @@ public:
   virtual int64_t allocatedBytes() const = 0;
   virtual int threads() const = 0;
   /// Runs entry `entry`. inputs[i]/outputs[i] point to the i-th input/output
-  /// of the entry, already checked against its signature.
-  virtual Status run(int32_t entry, const void *const *inputs, void *const *outputs) = 0;
+  /// of the entry, already checked against its signature. With a profiler,
+  /// every executed step is timed and recorded (Profiler::recordStep); without
+  /// one the step loop must not pay for profiling.
+  virtual Status run(int32_t entry, const void *const *inputs, void *const *outputs,
+                     Profiler *profiler) = 0;
 };
 
 /// Creates the device half of a session, or says why the device cannot run

@@ -54,6 +54,11 @@ Status nullArgument(const char *fn) {
   return Status(NNCC_ERROR_INVALID_ARGUMENT, std::string(fn) + ": NULL argument");
 }
 
+Status notProfiling() {
+  return Status(NNCC_ERROR_UNAVAILABLE,
+                "this session does not profile (set nncc_session_options.profile or NNCC_PROFILE)");
+}
+
 } // namespace
 
 extern "C" {
@@ -159,11 +164,43 @@ int64_t nncc_module_weights_bytes(const nncc_module_handle *module) {
   return module ? unwrap(module)->weightsBytes() : 0;
 }
 
+nncc_status nncc_module_step_info(const nncc_module_handle *module, int32_t entry, int32_t step,
+                                  nncc_step_info *out) {
+  return guarded([&]() -> Status {
+    if (!module || !out)
+      return nullArgument("nncc_module_step_info");
+    const Module &m = *unwrap(module);
+    if (entry < 0 || entry >= m.numEntries())
+      return Status(NNCC_ERROR_NOT_FOUND,
+                    nncc::rt::format("entry index %d out of range (the module has %d entries)",
+                                     entry, m.numEntries()));
+    const nncc_entry &e = m.entry(entry);
+    if (step < 0 || step >= e.num_steps)
+      return Status(NNCC_ERROR_NOT_FOUND,
+                    nncc::rt::format("step %d out of range (entry '%s' has %d steps)", step,
+                                     e.name, e.num_steps));
+    const nncc_step &st = e.steps[step];
+    int64_t bytes = 0;
+    for (int32_t a = 0; a < st.num_args; ++a)
+      bytes += st.args[a].bytes;
+    const char *kind = st.kind == NNCC_STEP_KERNEL       ? "kernel"
+                       : st.kind == NNCC_STEP_GEMM       ? "gemm"
+                       : st.kind == NNCC_STEP_COPY       ? "copy"
+                       : st.kind == NNCC_STEP_COLLECTIVE ? "collective"
+                                                         : "unknown";
+    *out = nncc_step_info{st.name ? st.name : "", kind,
+                          st.kind == NNCC_STEP_KERNEL ? m.abi().kernels[st.kernel].name : "",
+                          bytes, st.parallel_extent};
+    return Status::ok();
+  });
+}
+
 void nncc_session_options_init(nncc_session_options *options) {
   if (!options)
     return;
   options->struct_size = sizeof(nncc_session_options);
   options->threads = 0;
+  options->profile = nullptr;
 }
 
 nncc_status nncc_session_create(nncc_module_handle *module, const char *device,
@@ -199,6 +236,47 @@ nncc_status nncc_session_run(nncc_session *session, const char *entry, const nnc
     if (!session)
       return nullArgument("nncc_session_run");
     return unwrap(session)->run(entry, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+const char *nncc_session_profile_path(const nncc_session *session) {
+  if (!session || !unwrap(session)->profiler())
+    return "";
+  return unwrap(session)->profiler()->path().c_str();
+}
+
+nncc_status nncc_session_set_profiling(nncc_session *session, int32_t enabled) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return nullArgument("nncc_session_set_profiling");
+    nncc::rt::Profiler *p = unwrap(session)->profiler();
+    if (!p)
+      return notProfiling();
+    p->setEnabled(enabled != 0);
+    return Status::ok();
+  });
+}
+
+nncc_status nncc_session_profile_stats(const nncc_session *session, int32_t entry, int32_t step,
+                                       nncc_profile_stats *out) {
+  return guarded([&]() -> Status {
+    if (!session || !out)
+      return nullArgument("nncc_session_profile_stats");
+    const Session &s = *unwrap(session);
+    if (!s.profiler())
+      return notProfiling();
+    const Module &m = s.module();
+    if (entry < 0 || entry >= m.numEntries())
+      return Status(NNCC_ERROR_NOT_FOUND,
+                    nncc::rt::format("entry index %d out of range (the module has %d entries)",
+                                     entry, m.numEntries()));
+    if (step < -1 || step >= m.entry(entry).num_steps)
+      return Status(NNCC_ERROR_NOT_FOUND,
+                    nncc::rt::format("step %d out of range (entry '%s' has %d steps)", step,
+                                     m.entry(entry).name, m.entry(entry).num_steps));
+    nncc::rt::Profiler::Stat st = s.profiler()->stats(entry, step);
+    *out = nncc_profile_stats{st.calls, st.totalNs, st.minNs, st.maxNs};
+    return Status::ok();
   });
 }
 

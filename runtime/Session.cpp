@@ -5,6 +5,7 @@
 #include "cpu/ThreadPool.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -38,7 +39,8 @@ void *allocateBuffer(int64_t bytes) {
 }
 
 Session::~Session() {
-  device_.reset(); // before the module it executes
+  profiler_.reset(); // writes the trace; it reads the module
+  device_.reset();   // before the module it executes
   if (module_)
     module_->release();
 }
@@ -53,13 +55,21 @@ Status Session::create(Module *module, const char *device, const nncc_session_op
 
   SessionConfig config;
   int32_t threads = 0;
+  // profile: NULL = NNCC_PROFILE decides, "" = off, else the trace path.
+  const char *profile = nullptr;
   if (options) {
     if (options->struct_size < offsetof(nncc_session_options, threads) + sizeof(int32_t))
       return error(NNCC_ERROR_INVALID_ARGUMENT,
                    "nncc_session_options.struct_size is too small (initialize the options with "
                    "nncc_session_options_init)");
     threads = options->threads;
+    // Callers built before the field existed pass a smaller struct_size.
+    if (options->struct_size >= offsetof(nncc_session_options, profile) + sizeof(const char *))
+      profile = options->profile;
   }
+  bool profileFromEnv = !profile;
+  if (profileFromEnv)
+    profile = std::getenv("NNCC_PROFILE");
   if (threads < 0 || threads > kMaxThreads)
     return error(NNCC_ERROR_INVALID_ARGUMENT,
                  format("threads must be between 0 (all cores) and %d, got %d", kMaxThreads,
@@ -71,6 +81,17 @@ Status Session::create(Module *module, const char *device, const nncc_session_op
   s->module_ = module;
   s->deviceName_ = spec.str();
   NNCC_RETURN_IF_ERROR(createDeviceSession(*module, spec, config, &s->device_));
+  if (profile && *profile) {
+    Status ps = Profiler::create(*module, profile, s->deviceName_, s->device_->threads(),
+                                 &s->profiler_);
+    // An explicit request fails the session; the environment variable must
+    // not break a program that never asked for a profile: it warns instead.
+    if (!ps.isOk() && !profileFromEnv)
+      return ps;
+    if (!ps.isOk())
+      std::fprintf(stderr, "nncc: warning: NNCC_PROFILE: %s; this session is not profiled\n",
+                   ps.message().c_str());
+  }
 
   size_t maxIn = 0, maxOut = 0;
   for (int32_t e = 0; e < module->numEntries(); ++e) {
@@ -170,8 +191,15 @@ Status Session::run(const char *entryName, const nncc_tensor *inputs, int32_t nu
                 format("cannot allocate output '%s' (%lld bytes)", t.name,
                        static_cast<long long>(module_->outputBytes(e, i))));
   }
-  if (s.isOk())
-    s = device_->run(e, inputPtrs_.data(), outputPtrs_.data());
+  if (s.isOk()) {
+    if (profiler_ && profiler_->enabled()) {
+      profiler_->beginRun(e);
+      s = device_->run(e, inputPtrs_.data(), outputPtrs_.data(), profiler_.get());
+      profiler_->endRun(s.isOk());
+    } else {
+      s = device_->run(e, inputPtrs_.data(), outputPtrs_.data(), nullptr);
+    }
+  }
 
   for (int32_t i = 0; i < entry.num_outputs; ++i) {
     nncc_tensor &t = outputs[outputSlot_[i]];

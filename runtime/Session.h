@@ -10,6 +10,7 @@
 #define NNCC_RUNTIME_SESSION_H
 
 #include "Device.h"
+#include "Profiler.h"
 
 namespace nncc::rt {
 
@@ -26,6 +27,10 @@ public:
   Status run(const char *entry, const nncc_tensor *inputs, int32_t numInputs,
              nncc_tensor *outputs, int32_t numOutputs);
 
+  /// The session's profiler, or nullptr when it does not profile.
+  Profiler *profiler() const { return profiler_.get(); }
+  const Module &module() const { return *module_; }
+
 private:
   Session() = default;
   Status bind(const char *what, const nncc_entry &entry, int32_t count,
@@ -35,6 +40,7 @@ private:
   Module *module_ = nullptr;
   std::string deviceName_;
   std::unique_ptr<DeviceSession> device_;
+  std::unique_ptr<Profiler> profiler_; // finished before device_ and module_ go
   // Per-run scratch, sized at creation for the largest entry, so a run
   // allocates nothing.
   std::vector<const void *> inputPtrs_;

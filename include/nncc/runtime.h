@@ -88,12 +88,34 @@ typedef struct nncc_entry_info {
   int32_t num_steps;
 } nncc_entry_info;
 
+/** One step of an entry's execution plan (for profiles and tools). Strings
+ *  point into the module. */
+typedef struct nncc_step_info {
+  const char *name;        /* the ONNX node name(s) it computes; "" when not recorded */
+  const char *kind;        /* "kernel", "gemm", "copy" or "collective" */
+  const char *kernel;      /* kernel name of a "kernel" step, else "" */
+  int64_t bytes;           /* sum of the sizes of the buffer regions it reads and writes */
+  int64_t parallel_extent; /* kernel steps: the range split over threads (0/1 = not split) */
+} nncc_step_info;
+
 /** Session options. Initialize with nncc_session_options_init: struct_size
  *  lets later runtimes append fields without breaking older callers. */
 typedef struct nncc_session_options {
   uint32_t struct_size; /* sizeof(nncc_session_options) */
   int32_t threads;      /* CPU threads running kernels (the caller included); 0 = all cores */
+  /* Profiling: the Chrome trace-event JSON file to write (one event per
+   * executed plan step and per run; docs/runtime.md, "Profiling"). NULL (the
+   * default) = the NNCC_PROFILE environment variable decides; "" = off. */
+  const char *profile;
 } nncc_session_options;
+
+/** Totals a profiling session keeps (nncc_session_profile_stats). */
+typedef struct nncc_profile_stats {
+  int64_t calls;    /* profiled executions (of the step, or runs of the entry) */
+  int64_t total_ns; /* their summed wall-clock time, nanoseconds */
+  int64_t min_ns;   /* the fastest and slowest of them (0 without calls) */
+  int64_t max_ns;
+} nncc_profile_stats;
 
 /* --- errors and versions --- */
 
@@ -131,6 +153,9 @@ NNCC_RUNTIME_API nncc_status nncc_module_find_entry(const nncc_module_handle *mo
                                                     int32_t *index);
 /** Bytes of the module's weight blob. */
 NNCC_RUNTIME_API int64_t nncc_module_weights_bytes(const nncc_module_handle *module);
+/** Step `step` of entry `entry`'s plan (0 <= step < nncc_entry_info.num_steps). */
+NNCC_RUNTIME_API nncc_status nncc_module_step_info(const nncc_module_handle *module, int32_t entry,
+                                                   int32_t step, nncc_step_info *out);
 
 /* --- sessions --- */
 
@@ -153,6 +178,22 @@ NNCC_RUNTIME_API int32_t nncc_session_threads(const nncc_session *session);
 NNCC_RUNTIME_API nncc_status nncc_session_run(nncc_session *session, const char *entry,
                                               const nncc_tensor *inputs, int32_t num_inputs,
                                               nncc_tensor *outputs, int32_t num_outputs);
+
+/* --- profiling (options.profile or NNCC_PROFILE) --- */
+
+/** The trace file the session writes ("" when it does not profile). With
+ *  several sessions asking for the same path in one process, the n-th after
+ *  the first writes "trace.n.json". The file is complete (valid JSON) once
+ *  the session is destroyed, or at normal process exit. */
+NNCC_RUNTIME_API const char *nncc_session_profile_path(const nncc_session *session);
+/** Pauses (enabled = 0) or resumes recording, e.g. around warm-up runs.
+ *  NNCC_ERROR_UNAVAILABLE when the session does not profile. */
+NNCC_RUNTIME_API nncc_status nncc_session_set_profiling(nncc_session *session, int32_t enabled);
+/** Totals of the recorded runs: of step `step` of entry `entry`, or of the
+ *  entry's whole (successful) runs with step = -1. NNCC_ERROR_UNAVAILABLE when
+ *  the session does not profile. */
+NNCC_RUNTIME_API nncc_status nncc_session_profile_stats(const nncc_session *session, int32_t entry,
+                                                        int32_t step, nncc_profile_stats *out);
 
 /* --- buffers --- */
 

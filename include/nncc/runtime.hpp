@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -124,6 +125,17 @@ struct EntryInfo {
   std::string name;
   std::vector<TensorInfo> inputs, outputs;
   int64_t arenaBytes = 0;
+  int32_t numSteps = 0; ///< steps of its execution plan
+  int32_t index = 0;    ///< its index in the module
+};
+
+/// One step of an entry's execution plan (what a profile reports on).
+struct StepInfo {
+  std::string name;   ///< ONNX node name(s); "" when not recorded
+  std::string kind;   ///< "kernel", "gemm", "copy", "collective"
+  std::string kernel; ///< kernel name of a kernel step, else ""
+  int64_t bytes = 0;  ///< sum of its buffer regions' sizes
+  int64_t parallelExtent = 0;
 };
 
 /// A loaded model.so. Copies share one loaded module (reference counted);
@@ -151,6 +163,18 @@ public:
     return info(index);
   }
 
+  /// The execution plan of an entry, step by step.
+  std::vector<StepInfo> steps(const std::string &entryName) const {
+    EntryInfo e = entry(entryName);
+    std::vector<StepInfo> out;
+    for (int32_t i = 0; i < e.numSteps; ++i) {
+      nncc_step_info s;
+      detail::check(nncc_module_step_info(handle(), e.index, i, &s));
+      out.push_back(StepInfo{s.name, s.kind, s.kernel, s.bytes, s.parallel_extent});
+    }
+    return out;
+  }
+
   std::string producer() const { return nncc_module_producer(handle()); }
   nncc_module_handle *handle() const { return handle_.get(); }
 
@@ -167,8 +191,8 @@ private:
                                std::vector<int64_t>(d[i].dims, d[i].dims + d[i].rank)});
       return v;
     };
-    return EntryInfo{e.name, convert(e.num_inputs, e.inputs), convert(e.num_outputs, e.outputs),
-                     e.arena_bytes};
+    return EntryInfo{e.name,        convert(e.num_inputs, e.inputs),
+                     convert(e.num_outputs, e.outputs), e.arena_bytes, e.num_steps, index};
   }
 
   std::shared_ptr<nncc_module_handle> handle_;
@@ -191,8 +215,24 @@ private:
 };
 
 struct SessionOptions {
+  // A constructor rather than an aggregate, so that `{threads}` stays
+  // warning-free (-Wmissing-field-initializers) as fields are added.
+  SessionOptions(int threadCount = 0, std::optional<std::string> profilePath = std::nullopt)
+      : threads(threadCount), profile(std::move(profilePath)) {}
+
   /// CPU threads running kernels, the calling thread included; 0 = all cores.
   int threads = 0;
+  /// Chrome trace-event file to write (docs/runtime.md, "Profiling"):
+  /// nullopt = the NNCC_PROFILE environment variable decides, "" = off.
+  std::optional<std::string> profile;
+};
+
+/// Profiling totals (Session::profileStats).
+struct ProfileStats {
+  int64_t calls = 0;   ///< profiled executions
+  int64_t totalNs = 0; ///< their summed wall-clock time
+  int64_t minNs = 0;   ///< the fastest of them
+  int64_t maxNs = 0;   ///< the slowest of them
 };
 
 /// A typed, shaped buffer. Either owning (empty(), or an output the runtime
@@ -282,6 +322,8 @@ public:
     nncc_session_options o;
     nncc_session_options_init(&o);
     o.threads = options.threads;
+    if (options.profile)
+      o.profile = options.profile->c_str();
     nncc_session *s = nullptr;
     detail::check(nncc_session_create(module.handle(), device.str().c_str(), &o, &s));
     session_.reset(s);
@@ -341,6 +383,23 @@ public:
   int threads() const { return nncc_session_threads(session_.get()); }
   const Module &module() const { return module_; }
   nncc_session *handle() const { return session_.get(); }
+
+  /// The trace file this session writes; "" when it does not profile. The
+  /// file is complete once the session is destroyed.
+  std::string profilePath() const { return nncc_session_profile_path(session_.get()); }
+  bool profiling() const { return !profilePath().empty(); }
+  /// Pauses or resumes recording (throws when the session does not profile).
+  void setProfiling(bool enabled) {
+    detail::check(nncc_session_set_profiling(session_.get(), enabled ? 1 : 0));
+  }
+  /// Totals of step `step` of `entry`, or of its whole runs for step = -1.
+  ProfileStats profileStats(const std::string &entry, int32_t step = -1) const {
+    int32_t index = 0;
+    detail::check(nncc_module_find_entry(module_.handle(), entry.c_str(), &index));
+    nncc_profile_stats st;
+    detail::check(nncc_session_profile_stats(session_.get(), index, step, &st));
+    return ProfileStats{st.calls, st.total_ns, st.min_ns, st.max_ns};
+  }
 
 private:
   struct Destroy {

@@ -197,7 +197,11 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   if (options.emit == EmitKind::Exec)
     return result;
 
-  auto plan = timed("plan", [&] { return buildPlan(module); });
+  // Kernels are lowered first: the plan places their scratch buffers.
+  auto lowered = timed("llvm", [&] { return lowerKernelsToLLVM(module); });
+  if (!lowered)
+    return lowered.takeError();
+  auto plan = timed("plan", [&] { return buildPlan(module, lowered->scratchBytes); });
   if (!plan)
     return plan.takeError();
   for (const auto &entry : plan->entries) {
@@ -239,9 +243,6 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   result.stats.kernels = plan->kernels.size();
   result.stats.weightBytes = plan->weights.data.size();
 
-  auto lowered = timed("llvm", [&] { return lowerKernelsToLLVM(module); });
-  if (!lowered)
-    return lowered.takeError();
   for (auto &entry : plan->entries)
     for (auto &step : entry.steps)
       if (step.kind == 1)

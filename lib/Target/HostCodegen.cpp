@@ -119,6 +119,35 @@ llvm::StringMap<int64_t> addParallelRange(ModuleOp module) {
   return extents;
 }
 
+/// Turns each statically shaped allocation at the top of a kernel into a new
+/// trailing argument, so temporaries live in the arena instead of being
+/// malloc'ed and freed on every run. Returns the bytes of each, per kernel.
+llvm::StringMap<SmallVector<int64_t>> hoistScratch(ModuleOp module) {
+  llvm::StringMap<SmallVector<int64_t>> scratch;
+  module.walk([&](func::FuncOp func) {
+    if (func.isExternal())
+      return;
+    SmallVector<int64_t> &sizes = scratch[func.getName()];
+    Block &body = func.getBody().front();
+    SmallVector<memref::AllocOp> allocs;
+    for (Operation &op : body)
+      if (auto alloc = dyn_cast<memref::AllocOp>(op))
+        if (alloc.getType().hasStaticShape() && alloc.getType().getLayout().isIdentity() &&
+            alloc.getDynamicSizes().empty())
+          allocs.push_back(alloc);
+    for (memref::AllocOp alloc : allocs) {
+      MemRefType type = alloc.getType();
+      unsigned index = func.getNumArguments();
+      (void)func.insertArgument(index, type, {}, alloc.getLoc());
+      alloc.replaceAllUsesWith(body.getArgument(index));
+      alloc.erase();
+      int64_t width = type.getElementTypeBitWidth();
+      sizes.push_back(type.getNumElements() * std::max<int64_t>(1, width / 8));
+    }
+  });
+  return scratch;
+}
+
 /// Adds `nncc_<name>(ptr args, i64 begin, i64 end)` calling `kernel` with the
 /// pointers args[0..n) and the range.
 void addPackedEntry(OpBuilder &b, LLVM::LLVMFuncOp kernel) {
@@ -177,6 +206,7 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(ModuleOp execModule) {
     linalg::CopyOp::create(cb, copy.getLoc(), copy.getSource(), copy.getTarget());
     copy.erase();
   });
+  llvm::StringMap<SmallVector<int64_t>> scratch = hoistScratch(*module);
   if (failed(loops.run(*module)))
     return fail("kernel loop generation failed:" + diags.text);
   llvm::StringMap<int64_t> extents = addParallelRange(*module);
@@ -191,7 +221,7 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(ModuleOp execModule) {
       return fail("kernel '" + name + "' still returns a value after bufferization");
     addPackedEntry(b, kernel);
   }
-  return LoweredKernels{std::move(module), std::move(extents)};
+  return LoweredKernels{std::move(module), std::move(extents), std::move(scratch)};
 }
 
 llvm::Expected<std::string> translateToLLVMIR(ModuleOp llvmModule) {

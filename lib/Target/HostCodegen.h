@@ -3,6 +3,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
@@ -16,6 +17,10 @@ struct LoweredKernels {
   /// Per kernel, the extent of the loop the runtime may split across threads
   /// (0 when the kernel runs whole on one thread).
   llvm::StringMap<int64_t> parallelExtents;
+  /// Per kernel, the sizes of its scratch buffers: temporaries the kernel
+  /// would otherwise allocate on every run, passed as extra trailing buffer
+  /// arguments that the memory planner places in the arena.
+  llvm::StringMap<llvm::SmallVector<int64_t>> scratchBytes;
 };
 
 /// Lowers the kernel functions of an exec-level module (every private

@@ -77,8 +77,9 @@ std::string constantBytes(DenseElementsAttr attr) {
 /// Buffer assignment of one entry function.
 class EntryPlanner {
 public:
-  EntryPlanner(func::FuncOp func, ModulePlan &plan, llvm::StringMap<int32_t> &kernelIndex)
-      : func_(func), plan_(plan), kernelIndex_(kernelIndex) {}
+  EntryPlanner(func::FuncOp func, ModulePlan &plan, llvm::StringMap<int32_t> &kernelIndex,
+               const llvm::StringMap<SmallVector<int64_t>> &scratchBytes)
+      : func_(func), plan_(plan), kernelIndex_(kernelIndex), scratchBytes_(scratchBytes) {}
 
   llvm::Expected<EntryPlan> run();
 
@@ -100,11 +101,15 @@ private:
   func::FuncOp func_;
   ModulePlan &plan_;
   llvm::StringMap<int32_t> &kernelIndex_;
+  const llvm::StringMap<SmallVector<int64_t>> &scratchBytes_;
+  /// Per step, the intervals of its kernel's scratch buffers.
+  llvm::DenseMap<int64_t, SmallVector<size_t>> scratchOf_;
   llvm::DenseMap<Value, BufferRef> refs_;
   /// Arena values in definition order with their live range (step indices).
   struct Interval {
     SmallVector<Value, 2> values; // the defining value, then values computed in place into it
     int64_t bytes, begin, end;
+    int64_t offset = -1;          // set by packArena
   };
   std::vector<Interval> intervals_;
   llvm::DenseMap<Value, size_t> intervalOf_;
@@ -140,9 +145,11 @@ void EntryPlanner::packArena(EntryPlan &entry) {
   for (const auto &iv : intervals_)
     entry.noReuseBytes += iv.values.size() * alignUp(iv.bytes);
   entry.liveLowerBound = layout.liveLowerBound;
-  for (auto [iv, buffer] : llvm::zip(intervals_, buffers))
+  for (auto [iv, buffer] : llvm::zip(intervals_, buffers)) {
+    iv.offset = buffer.offset;
     for (Value v : iv.values)
       refs_[v] = {NNCC_BUFFER_ARENA, 0, buffer.offset, iv.bytes};
+  }
 }
 
 llvm::Expected<EntryPlan> EntryPlanner::run() {
@@ -226,10 +233,15 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
       intervalOf_[r] = intervals_.size();
       intervals_.push_back({{r}, bytesOf(r.getType()), (int64_t)step, end});
     }
+    if (auto launch = dyn_cast<exec::LaunchOp>(op))
+      for (int64_t bytes : scratchBytes_.lookup(launch.getKernel())) {
+        scratchOf_[step].push_back(intervals_.size());
+        intervals_.push_back({{}, bytes, (int64_t)step, (int64_t)step});
+      }
   }
   packArena(entry);
 
-  for (Operation *op : stepOps) {
+  for (auto [stepIndex, op] : llvm::enumerate(stepOps)) {
     PlanStep step;
     if (auto launch = dyn_cast<exec::LaunchOp>(op)) {
       step.kind = NNCC_STEP_KERNEL;
@@ -275,6 +287,8 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
         step.args.push_back(ref(operand));
       for (Value result : op->getResults())
         step.args.push_back(ref(result));
+      for (size_t index : scratchOf_.lookup(stepIndex))
+        step.args.push_back({NNCC_BUFFER_ARENA, 0, intervals_[index].offset, intervals_[index].bytes});
     }
     for (const auto &arg : step.args)
       entry.bytesMoved += arg.bytes;
@@ -318,13 +332,14 @@ std::string cArray(const std::vector<T> &values) {
 
 } // namespace
 
-llvm::Expected<ModulePlan> buildPlan(ModuleOp execModule) {
+llvm::Expected<ModulePlan> buildPlan(ModuleOp execModule,
+                                     const llvm::StringMap<SmallVector<int64_t>> &scratchBytes) {
   ModulePlan plan;
   llvm::StringMap<int32_t> kernelIndex;
   for (auto func : execModule.getOps<func::FuncOp>()) {
     if (func.isPrivate())
       continue;
-    auto entry = EntryPlanner(func, plan, kernelIndex).run();
+    auto entry = EntryPlanner(func, plan, kernelIndex, scratchBytes).run();
     if (!entry)
       return entry.takeError();
     plan.entries.push_back(std::move(*entry));

@@ -2,6 +2,8 @@
 #define NNCC_LIB_TARGET_PLAN_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -63,8 +65,12 @@ struct ModulePlan {
 
 /// Builds the plan from an exec-level module: one step per launch, GEMM or
 /// output copy; every intermediate gets an arena offset from a greedy
-/// best-fit packing over the schedule's live ranges.
-llvm::Expected<ModulePlan> buildPlan(mlir::ModuleOp execModule);
+/// best-fit packing over the schedule's live ranges. `scratchBytes` lists the
+/// scratch buffers each kernel takes after its results (live only during
+/// its launch).
+llvm::Expected<ModulePlan>
+buildPlan(mlir::ModuleOp execModule,
+          const llvm::StringMap<llvm::SmallVector<int64_t>> &scratchBytes = {});
 
 /// Writes the C source declaring the nncc_module struct of `plan` (the kernel
 /// entries are `nncc_<kernel>` symbols; the weight blob is the symbol

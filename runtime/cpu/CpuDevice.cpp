@@ -1,6 +1,7 @@
 //===- CpuDevice.cpp - the CPU plan executor ------------------------------===//
 #include "CpuDevice.h"
 
+#include "../Profiler.h"
 #include "Blas.h"
 #include "ThreadPool.h"
 
@@ -55,10 +56,14 @@ public:
   Status init();
   int64_t allocatedBytes() const override { return allocated_; }
   int threads() const override { return pool_.threads(); }
-  Status run(int32_t entry, const void *const *inputs, void *const *outputs) override;
+  Status run(int32_t entry, const void *const *inputs, void *const *outputs,
+             Profiler *profiler) override;
 
 private:
   Status runGemm(const nncc_step &step, void **args);
+  /// The step loop, compiled twice: kProfile = false has no profiling code
+  /// at all, so a session that does not profile pays nothing per step.
+  template <bool kProfile> Status runSteps(int32_t entry, Profiler *profiler);
 
   const Module &module_;
   ThreadPool pool_;
@@ -144,9 +149,8 @@ Status CpuSession::runGemm(const nncc_step &step, void **args) {
   return Status::ok();
 }
 
-Status CpuSession::run(int32_t e, const void *const *inputs, void *const *outputs) {
-  const nncc_module &m = module_.abi();
-  const nncc_entry &entry = m.entries[e];
+Status CpuSession::run(int32_t e, const void *const *inputs, void *const *outputs,
+                       Profiler *profiler) {
   EntryPlan &plan = plans_[e];
   for (const Patch &pt : plan.patches) {
     const void *base = pt.kind == NNCC_BUFFER_INPUT ? inputs[pt.index] : outputs[pt.index];
@@ -154,9 +158,19 @@ Status CpuSession::run(int32_t e, const void *const *inputs, void *const *output
     plan.args[pt.slot] = base ? const_cast<uint8_t *>(static_cast<const uint8_t *>(base) + pt.offset)
                               : nullptr;
   }
+  return profiler ? runSteps<true>(e, profiler) : runSteps<false>(e, nullptr);
+}
+
+template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profiler) {
+  const nncc_module &m = module_.abi();
+  const nncc_entry &entry = m.entries[e];
+  EntryPlan &plan = plans_[e];
   for (int32_t s = 0; s < entry.num_steps; ++s) {
     const nncc_step &st = entry.steps[s];
     void **args = plan.args.data() + plan.stepArgs[s];
+    [[maybe_unused]] int64_t start = 0, chunks = 1;
+    if constexpr (kProfile)
+      start = Profiler::now();
     switch (st.kind) {
     case NNCC_STEP_KERNEL: {
       nncc_cpu_kernel_fn fn = m.kernels[st.kernel].cpu;
@@ -165,11 +179,12 @@ Status CpuSession::run(int32_t e, const void *const *inputs, void *const *output
         fn(args, 0, 1);
         break;
       }
-      int64_t chunks = std::min<int64_t>(extent, int64_t(pool_.threads()) * kChunksPerThread);
+      int64_t n = std::min<int64_t>(extent, int64_t(pool_.threads()) * kChunksPerThread);
       if (pool_.threads() == 1)
-        chunks = 1;
-      KernelJob job{fn, args, extent, chunks};
-      pool_.parallelFor(chunks, runKernelChunk, &job);
+        n = 1;
+      KernelJob job{fn, args, extent, n};
+      pool_.parallelFor(n, runKernelChunk, &job);
+      chunks = n;
       break;
     }
     case NNCC_STEP_GEMM: {
@@ -189,6 +204,8 @@ Status CpuSession::run(int32_t e, const void *const *inputs, void *const *output
       return error(NNCC_ERROR_UNSUPPORTED,
                    format("entry '%s' step %d: unknown step kind %d", entry.name, s, st.kind));
     }
+    if constexpr (kProfile)
+      profiler->recordStep(s, start, Profiler::now(), chunks);
   }
   return Status::ok();
 }
