@@ -201,7 +201,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   auto lowered = timed("llvm", [&] { return lowerKernelsToLLVM(module); });
   if (!lowered)
     return lowered.takeError();
-  auto plan = timed("plan", [&] { return buildPlan(module, lowered->scratchBytes); });
+  auto plan = timed("plan", [&] { return buildPlan(module, lowered->scratchBytes, options.plan); });
   if (!plan)
     return plan.takeError();
   for (const auto &entry : plan->entries) {

@@ -32,6 +32,8 @@ struct CompileOptions {
   /// Fail when an entry point needs more device memory than this (weights +
   /// arena + inputs and outputs); 0: no limit.
   int64_t memoryBudget = 0;
+  /// Plan options (`--no-memory-reuse` turns reuse off for comparisons).
+  PlanOptions plan;
   /// Called at the start of each phase (for progress lines).
   std::function<void(llvm::StringRef phase)> onPhase;
 };

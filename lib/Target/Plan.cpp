@@ -13,6 +13,7 @@
 #include "nncc/module_abi.h"
 
 #include <algorithm>
+#include <climits>
 
 using namespace mlir;
 
@@ -78,8 +79,10 @@ std::string constantBytes(DenseElementsAttr attr) {
 class EntryPlanner {
 public:
   EntryPlanner(func::FuncOp func, ModulePlan &plan, llvm::StringMap<int32_t> &kernelIndex,
-               const llvm::StringMap<SmallVector<int64_t>> &scratchBytes)
-      : func_(func), plan_(plan), kernelIndex_(kernelIndex), scratchBytes_(scratchBytes) {}
+               const llvm::StringMap<SmallVector<int64_t>> &scratchBytes,
+               const PlanOptions &options)
+      : func_(func), plan_(plan), kernelIndex_(kernelIndex), scratchBytes_(scratchBytes),
+        options_(options) {}
 
   llvm::Expected<EntryPlan> run();
 
@@ -102,6 +105,7 @@ private:
   ModulePlan &plan_;
   llvm::StringMap<int32_t> &kernelIndex_;
   const llvm::StringMap<SmallVector<int64_t>> &scratchBytes_;
+  const PlanOptions &options_;
   /// Per step, the intervals of its kernel's scratch buffers.
   llvm::DenseMap<int64_t, SmallVector<size_t>> scratchOf_;
   llvm::DenseMap<Value, BufferRef> refs_;
@@ -139,6 +143,14 @@ void EntryPlanner::packArena(EntryPlan &entry) {
   for (const auto &iv : intervals_)
     buffers.push_back({iv.bytes, iv.begin, iv.end});
   ArenaLayout layout = packBuffers(buffers, kAlignment);
+  if (!options_.reuse) { // Every buffer its own bytes (for comparisons).
+    int64_t offset = 0;
+    for (auto &b : buffers) {
+      b.offset = offset;
+      offset += alignUp(b.bytes);
+    }
+    layout.arenaBytes = offset;
+  }
   entry.arenaBytes = layout.arenaBytes;
   // Without reuse every value, also those computed in place, has its own buffer.
   entry.noReuseBytes = 0;
@@ -207,7 +219,7 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
   // result over an operand of the same size that dies at that step.
   for (auto [step, op] : llvm::enumerate(stepOps)) {
     SmallVector<Value> reusable;
-    if (auto launch = dyn_cast<exec::LaunchOp>(op))
+    if (auto launch = dyn_cast<exec::LaunchOp>(op); launch && options_.reuse)
       if (auto inplace = launch.getInplaceOperands())
         for (int64_t i : *inplace) {
           Value operand = launch.getArgs()[i];
@@ -330,16 +342,135 @@ std::string cArray(const std::vector<T> &values) {
   return out;
 }
 
+/// Bytes of the arena values live at the worst step of `order` (no reuse of
+/// operands in place), for comparing schedules.
+int64_t peakBytes(ArrayRef<Operation *> order, func::ReturnOp ret,
+                  const llvm::DenseSet<Value> &arenaValues,
+                  llvm::function_ref<Value(Value)> root) {
+  llvm::DenseMap<Value, int64_t> lastUse, defined;
+  for (auto [step, op] : llvm::enumerate(order)) {
+    for (Value operand : op->getOperands())
+      lastUse[root(operand)] = step;
+    for (Value r : op->getResults())
+      defined[r] = step;
+  }
+  for (Value v : ret.getOperands())
+    lastUse[root(v)] = order.size();
+  std::vector<int64_t> delta(order.size() + 2, 0);
+  for (auto [v, step] : defined) {
+    if (!arenaValues.contains(v))
+      continue;
+    int64_t end = std::max(step, lastUse.lookup(v));
+    delta[step] += alignUp(bytesOf(v.getType()));
+    delta[end + 1] -= alignUp(bytesOf(v.getType()));
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t d : delta)
+    peak = std::max(peak, live += d);
+  return peak;
+}
+
+/// Reorders the steps of `func` when another topological order has a lower
+/// peak of live arena bytes: a list schedule that prefers the ready step
+/// freeing the most bytes (ties: program order). Reordering never adds
+/// launches; it is kept only when it lowers the peak.
+void scheduleForMemory(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  auto root = [](Value v) {
+    while (auto view = v.getDefiningOp<exec::ViewOp>())
+      v = view.getInput();
+    return v;
+  };
+  SmallVector<Operation *> steps;
+  for (Operation &op : block)
+    if (isa<exec::LaunchOp, exec::GemmOp>(op))
+      steps.push_back(&op);
+  if (steps.size() < 3)
+    return;
+  llvm::DenseMap<Operation *, size_t> index;
+  for (auto [i, op] : llvm::enumerate(steps))
+    index[op] = i;
+  llvm::DenseSet<Value> arenaValues;
+  for (Operation *op : steps)
+    for (Value r : op->getResults())
+      arenaValues.insert(r);
+  // Dependencies through (views of) results, and readers of each value.
+  std::vector<SmallVector<size_t>> users(steps.size());
+  std::vector<int> pending(steps.size(), 0);
+  llvm::DenseMap<Value, int> readers;
+  for (auto [i, op] : llvm::enumerate(steps)) {
+    llvm::SmallDenseSet<size_t> producers;
+    for (Value operand : op->getOperands()) {
+      Value r = root(operand);
+      ++readers[r];
+      if (Operation *def = r.getDefiningOp(); def && index.count(def))
+        producers.insert(index[def]);
+    }
+    for (size_t p : producers) {
+      users[p].push_back(i);
+      ++pending[i];
+    }
+  }
+  for (Value v : ret.getOperands())
+    ++readers[root(v)];
+  SmallVector<Operation *> order;
+  std::vector<bool> done(steps.size(), false);
+  llvm::DenseMap<Value, int> remaining = readers;
+  for (size_t n = 0; n < steps.size(); ++n) {
+    int64_t bestGain = INT64_MIN;
+    size_t best = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (done[i] || pending[i] != 0)
+        continue;
+      int64_t gain = 0;
+      llvm::SmallDenseSet<Value> counted;
+      for (Value operand : steps[i]->getOperands()) {
+        Value r = root(operand);
+        int uses = 0;
+        for (Value o : steps[i]->getOperands())
+          uses += root(o) == r;
+        if (arenaValues.contains(r) && remaining.lookup(r) == uses && counted.insert(r).second)
+          gain += bytesOf(r.getType());
+      }
+      for (Value r : steps[i]->getResults())
+        gain -= bytesOf(r.getType());
+      if (gain > bestGain) {
+        bestGain = gain;
+        best = i;
+      }
+    }
+    done[best] = true;
+    order.push_back(steps[best]);
+    for (Value operand : steps[best]->getOperands())
+      --remaining[root(operand)];
+    for (size_t u : users[best])
+      --pending[u];
+  }
+  if (peakBytes(order, ret, arenaValues, root) >= peakBytes(steps, ret, arenaValues, root))
+    return;
+  // Move the steps into the new order, then each view right after its source.
+  for (Operation *op : order)
+    op->moveBefore(ret);
+  SmallVector<exec::ViewOp> views(block.getOps<exec::ViewOp>());
+  for (exec::ViewOp view : views)
+    if (Operation *def = view.getInput().getDefiningOp())
+      view->moveAfter(def);
+}
+
 } // namespace
 
 llvm::Expected<ModulePlan> buildPlan(ModuleOp execModule,
-                                     const llvm::StringMap<SmallVector<int64_t>> &scratchBytes) {
+                                     const llvm::StringMap<SmallVector<int64_t>> &scratchBytes,
+                                     const PlanOptions &options) {
   ModulePlan plan;
   llvm::StringMap<int32_t> kernelIndex;
   for (auto func : execModule.getOps<func::FuncOp>()) {
     if (func.isPrivate())
       continue;
-    auto entry = EntryPlanner(func, plan, kernelIndex, scratchBytes).run();
+    if (options.reuse)
+      scheduleForMemory(func);
+    auto entry = EntryPlanner(func, plan, kernelIndex, scratchBytes, options).run();
     if (!entry)
       return entry.takeError();
     plan.entries.push_back(std::move(*entry));

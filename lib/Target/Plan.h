@@ -68,9 +68,16 @@ struct ModulePlan {
 /// best-fit packing over the schedule's live ranges. `scratchBytes` lists the
 /// scratch buffers each kernel takes after its results (live only during
 /// its launch).
+struct PlanOptions {
+  /// Share arena bytes between buffers whose lifetimes do not overlap (and
+  /// reorder steps to lower the peak); off gives every buffer its own bytes.
+  bool reuse = true;
+};
+
 llvm::Expected<ModulePlan>
 buildPlan(mlir::ModuleOp execModule,
-          const llvm::StringMap<llvm::SmallVector<int64_t>> &scratchBytes = {});
+          const llvm::StringMap<llvm::SmallVector<int64_t>> &scratchBytes = {},
+          const PlanOptions &options = {});
 
 /// Writes the C source declaring the nncc_module struct of `plan` (the kernel
 /// entries are `nncc_<kernel>` symbols; the weight blob is the symbol
