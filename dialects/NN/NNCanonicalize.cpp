@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace nncc::nn;
@@ -142,7 +143,40 @@ struct SliceParamsToAttr : OpRewritePattern<SliceOp> {
   }
 };
 
+/// x^2, x^3, x^0.5 and x^1 with a constant float exponent become
+/// multiplies, a square root or x: exact, and much cheaper than powf.
+struct PowByConstant : OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PowOp op, PatternRewriter &rewriter) const override {
+    DenseFPElementsAttr exponent;
+    if (!matchPattern(op.getRhs(), m_Constant(&exponent)) || !exponent.isSplat() ||
+        op.getLhs().getType() != op.getType() || !isa<FloatType>(getElementTypeOrSelf(op.getType())))
+      return failure();
+    double e = exponent.getSplatValue<APFloat>().convertToDouble();
+    Value x = op.getLhs();
+    Type type = op.getType();
+    Location loc = op.getLoc();
+    if (e == 1.0) {
+      rewriter.replaceOp(op, x);
+    } else if (e == 2.0) {
+      rewriter.replaceOpWithNewOp<MulOp>(op, type, x, x);
+    } else if (e == 3.0) {
+      Value square = MulOp::create(rewriter, loc, type, x, x);
+      rewriter.replaceOpWithNewOp<MulOp>(op, type, square, x);
+    } else if (e == 0.5) {
+      rewriter.replaceOpWithNewOp<SqrtOp>(op, type, x);
+    } else {
+      return failure();
+    }
+    return success();
+  }
+};
+
 } // namespace
+
+void PowOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *ctx) {
+  results.add<PowByConstant>(ctx);
+}
 
 #define NN_REDUCE_CANONICALIZER(OP)                                            \
   void OP::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *ctx) { \

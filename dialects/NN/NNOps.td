@@ -102,7 +102,7 @@ def NN_AddOp : NN_BinaryOp<"add", "Add"> { let hasFolder = 1; }
 def NN_SubOp : NN_BinaryOp<"sub", "Sub"> { let hasFolder = 1; }
 def NN_MulOp : NN_BinaryOp<"mul", "Mul"> { let hasFolder = 1; }
 def NN_DivOp : NN_BinaryOp<"div", "Div"> { let hasFolder = 1; }
-def NN_PowOp : NN_BinaryOp<"pow", "Pow">;
+def NN_PowOp : NN_BinaryOp<"pow", "Pow"> { let hasCanonicalizer = 1; }
 def NN_MinOp : NN_BinaryOp<"min", "Min">;
 def NN_MaxOp : NN_BinaryOp<"max", "Max">;
 def NN_PReluOp : NN_BinaryOp<"prelu", "PRelu (slope broadcast to the input)">;

@@ -4,7 +4,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -209,6 +211,16 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(ModuleOp execModule) {
   llvm::StringMap<SmallVector<int64_t>> scratch = hoistScratch(*module);
   if (failed(loops.run(*module)))
     return fail("kernel loop generation failed:" + diags.text);
+  // Polynomial approximations of f32 transcendental functions vectorize;
+  // libm calls (what the rest becomes) do not.
+  {
+    RewritePatternSet patterns(ctx);
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return llvm::is_contained({"tanh", "erf", "exp", "expm1", "log", "log1p", "log2"}, name);
+    });
+    if (failed(applyPatternsGreedily(*module, std::move(patterns))))
+      return fail("internal error: math approximation did not converge");
+  }
   llvm::StringMap<int64_t> extents = addParallelRange(*module);
   if (failed(lower.run(*module)))
     return fail("kernel lowering failed:" + diags.text);

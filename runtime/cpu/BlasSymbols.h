@@ -15,5 +15,10 @@ NNCC_BLAS_REQUIRED(cblas_sgemm, void,
                    (int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
                     int ldc))
+// Matrix-vector products: GEMMs with one row (batch-1 dense layers) avoid
+// sgemm's packing of the whole weight matrix on every call.
+NNCC_BLAS_OPTIONAL(cblas_sgemv, void,
+                   (int order, int trans, int m, int n, float alpha, const float *a, int lda,
+                    const float *x, int incx, float beta, float *y, int incy))
 // OpenBLAS only: its thread count (process-wide).
 NNCC_BLAS_OPTIONAL(openblas_set_num_threads, void, (int threads))

@@ -143,9 +143,22 @@ Status CpuSession::runGemm(const nncc_step &step, void **args) {
   const float *a = static_cast<const float *>(args[0]);
   const float *b = static_cast<const float *>(args[1]);
   float *c = static_cast<float *>(args[2]);
-  for (int64_t i = 0; i < batch; ++i)
+  auto sgemv = blas->symbols().cblas_sgemv;
+  for (int64_t i = 0; i < batch; ++i) {
+    if (m == 1 && sgemv) {
+      // c(1 x n) = a(1 x k) op(b)(k x n): op(b)^T times the row of a.
+      int incx = p[4] ? lda : 1;
+      if (p[5]) // b is n x k
+        sgemv(kCblasRowMajor, kCblasNoTrans, n, k, alpha, b + i * sb, ldb, a + i * sa, incx, beta,
+              c + i * sc, 1);
+      else // b is k x n
+        sgemv(kCblasRowMajor, kCblasTrans, k, n, alpha, b + i * sb, ldb, a + i * sa, incx, beta,
+              c + i * sc, 1);
+      continue;
+    }
     blas->symbols().cblas_sgemm(kCblasRowMajor, ta, tb, m, n, k, alpha, a + i * sa, lda,
                                 b + i * sb, ldb, beta, c + i * sc, ldc);
+  }
   return Status::ok();
 }
 

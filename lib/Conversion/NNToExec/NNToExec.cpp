@@ -135,37 +135,29 @@ bool gemmBatchCompatible(RankedTensorType operand, RankedTensorType result) {
          llvm::all_of(outBatch.drop_back(batch.size()), [](int64_t d) { return d == 1; });
 }
 
-/// im2col of an N-d convolution input: col[n, (c, k...), (o...)] is the input
+/// im2col of an N-d convolution input, as col[n, c, k..., o...]: the input
 /// element under kernel tap k for output position o, 0 in the padding.
+/// Iterating taps outside and output positions inside keeps the innermost
+/// loop a unit-stride walk along the input row (stride 1), which vectorizes.
 Value im2col(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
   auto in = cast<RankedTensorType>(x.getType());
-  auto w = cast<RankedTensorType>(conv.getWeight().getType());
-  auto out = cast<RankedTensorType>(conv.getType());
   int64_t spatial = in.getRank() - 2;
   ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(), dilations = conv.getDilations();
   auto idx = [&](OpBuilder &nb, Location l, int64_t v) { return (Value)arith::ConstantIndexOp::create(nb, l, v); };
   auto colType = cast<RankedTensorType>(init.getType());
-  SmallVector<utils::IteratorType> it(3, utils::IteratorType::parallel);
+  int64_t rank = colType.getRank(); // 2 + 2 * spatial
+  SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
   auto op = linalg::GenericOp::create(
-      b, loc, colType, ValueRange{}, init, ArrayRef<AffineMap>{b.getMultiDimIdentityMap(3)}, it,
+      b, loc, colType, ValueRange{}, init, ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank)}, it,
       [&](OpBuilder &nb, Location l, ValueRange) {
-        Value n = linalg::IndexOp::create(nb, l, 0), r = linalg::IndexOp::create(nb, l, 1),
-              p = linalg::IndexOp::create(nb, l, 2);
-        // r = ((c * K0 + k0) * K1 + k1)...; p = (o0 * O1 + o1)...
-        SmallVector<Value> ks(spatial), os(spatial);
-        for (int64_t d = spatial - 1; d >= 0; --d) {
-          int64_t kd = w.getShape()[2 + d], od = out.getShape()[2 + d];
-          ks[d] = arith::RemUIOp::create(nb, l, r, idx(nb, l, kd));
-          r = arith::DivUIOp::create(nb, l, r, idx(nb, l, kd));
-          os[d] = arith::RemUIOp::create(nb, l, p, idx(nb, l, od));
-          p = arith::DivUIOp::create(nb, l, p, idx(nb, l, od));
-        }
-        SmallVector<Value> src{n, r};
+        SmallVector<Value> src{linalg::IndexOp::create(nb, l, 0), linalg::IndexOp::create(nb, l, 1)};
         Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
         for (int64_t d = 0; d < spatial; ++d) {
+          Value k = linalg::IndexOp::create(nb, l, 2 + d);
+          Value o = linalg::IndexOp::create(nb, l, 2 + spatial + d);
           Value i = arith::AddIOp::create(
-              nb, l, arith::SubIOp::create(nb, l, arith::MulIOp::create(nb, l, os[d], idx(nb, l, strides[d])), idx(nb, l, pads[d])),
-              arith::MulIOp::create(nb, l, ks[d], idx(nb, l, dilations[d])));
+              nb, l, arith::SubIOp::create(nb, l, arith::MulIOp::create(nb, l, o, idx(nb, l, strides[d])), idx(nb, l, pads[d])),
+              arith::MulIOp::create(nb, l, k, idx(nb, l, dilations[d])));
           int64_t len = in.getShape()[2 + d];
           valid = arith::AndIOp::create(
               nb, l, valid,
@@ -195,17 +187,33 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
   OpBuilder b(conv);
   Location loc = conv.getLoc();
   Type f32 = b.getF32Type();
-  auto colType = RankedTensorType::get({n, ckk, p}, f32);
-  auto col = outlineKernel(conv, module, counter, "im2col", conv.getInput(), colType,
-                           [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                             return SmallVector<Value>{im2col(kb, loc, conv, args[0], inits[0])};
-                           });
-  if (failed(col))
-    return failure();
+  auto flatColType = RankedTensorType::get({n, ckk, p}, f32);
+  Value col;
+  bool pointwise = llvm::all_of(w.getShape().drop_front(2), [](int64_t k) { return k == 1; }) &&
+                   llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
+                   llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
+  if (pointwise) {
+    // A 1x1 convolution with stride 1 and no padding reads the input as is.
+    col = exec::ViewOp::create(b, loc, flatColType, conv.getInput());
+  } else {
+    SmallVector<int64_t> colShape{n, in.getShape()[1]};
+    for (int64_t k : w.getShape().drop_front(2))
+      colShape.push_back(k);
+    for (int64_t o : out.getShape().drop_front(2))
+      colShape.push_back(o);
+    auto launch = outlineKernel(conv, module, counter, "im2col", conv.getInput(),
+                                RankedTensorType::get(colShape, f32),
+                                [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                  return SmallVector<Value>{im2col(kb, loc, conv, args[0], inits[0])};
+                                });
+    if (failed(launch))
+      return failure();
+    col = exec::ViewOp::create(b, loc, flatColType, launch->getResult(0));
+  }
   Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({m, ckk}, f32), conv.getWeight());
-  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, m, p}, f32), weights,
-                                   col->getResult(0), Value(), false, false, APFloat(1.0),
-                                   APFloat(0.0), nodeNames(loc));
+  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, m, p}, f32), weights, col,
+                                   Value(), false, false, APFloat(1.0), APFloat(0.0),
+                                   nodeNames(loc));
   Value result = exec::ViewOp::create(b, loc, out, gemm.getResult());
   if (Value bias = conv.getBias()) {
     auto biased = outlineKernel(

@@ -664,3 +664,28 @@ func.func @fold_size_limit_result() -> (tensor<2x8193xi32>, tensor<3x8193xi32>) 
   %1 = nn.gather %m, %i {axis = 0 : i64} : (tensor<2x8193xi32>, tensor<3xi64>) -> tensor<3x8193xi32>
   return %0, %1 : tensor<2x8193xi32>, tensor<3x8193xi32>
 }
+
+// -----
+
+// Pow by a constant 2, 3, 0.5 or 1 becomes multiplies, a square root or x.
+// CHECK-LABEL: func.func @pow_by_constant
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+func.func @pow_by_constant(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %two = nn.constant dense<2.0> : tensor<f32>
+  %three = nn.constant dense<3.0> : tensor<f32>
+  %half = nn.constant dense<0.5> : tensor<f32>
+  %one = nn.constant dense<1.0> : tensor<f32>
+  %other = nn.constant dense<2.5> : tensor<f32>
+  // CHECK: %[[SQ:.*]] = nn.mul %[[X]], %[[X]]
+  // CHECK: %[[SQ2:.*]] = nn.mul %[[X]], %[[X]]
+  // CHECK: %[[CUBE:.*]] = nn.mul %[[SQ2]], %[[X]]
+  // CHECK: %[[ROOT:.*]] = nn.sqrt %[[X]]
+  // CHECK: %[[KEEP:.*]] = nn.pow %[[X]], %{{.*}}
+  // CHECK: return %[[SQ]], %[[CUBE]], %[[ROOT]], %[[X]], %[[KEEP]]
+  %0 = nn.pow %x, %two : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = nn.pow %x, %three : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %2 = nn.pow %x, %half : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %3 = nn.pow %x, %one : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %4 = nn.pow %x, %other : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
