@@ -189,7 +189,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     return result;
 
   if (auto err = timed("exec", [&] {
-        return withDiagnostics(context, "code generation", [&] { return lowerNNToExec(module); });
+        return withDiagnostics(context, "code generation", [&] { return lowerNNToExec(module, options.lowering); });
       }))
     return std::move(err);
   if (auto err = withDiagnostics(context, "exec verification", [&] { return mlir::verify(module); }))

@@ -1,6 +1,7 @@
 #ifndef NNCC_LIB_DRIVER_DRIVER_H
 #define NNCC_LIB_DRIVER_DRIVER_H
 
+#include "lib/Conversion/NNToExec/NNToExec.h"
 #include "lib/Import/OnnxImport.h"
 #include "lib/Target/Package.h"
 
@@ -32,6 +33,8 @@ struct CompileOptions {
   /// Fail when an entry point needs more device memory than this (weights +
   /// arena + inputs and outputs); 0: no limit.
   int64_t memoryBudget = 0;
+  /// Kernel formation options (`--no-fusion` turns fusion off).
+  LoweringOptions lowering;
   /// Plan options (`--no-memory-reuse` turns reuse off for comparisons).
   PlanOptions plan;
   /// Called at the start of each phase (for progress lines).

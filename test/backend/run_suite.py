@@ -124,23 +124,23 @@ def run_test(args, suite, name, test_dir):
                        "--output-dir", out_dir])
         if rc != 0:
             return "fail", "run: " + (err.splitlines()[-1] if err else str(rc))
-        if args.check_no_reuse:
-            # The memory plan must not change a single bit of the outputs.
+        if args.check_plain:
+            # Fusion and the memory plan must not change a single bit of the outputs.
             plain = os.path.join(work, "plain.so")
             plain_out = os.path.join(work, "plain_out")
             os.makedirs(plain_out)
-            rc, err = run([args.nncc, model, "-o", plain, "--no-memory-reuse"] +
+            rc, err = run([args.nncc, model, "-o", plain, "--no-memory-reuse", "--no-fusion"] +
                           [f"--bind-input={n}={p}" for n, p in bound])
             if rc == 0:
                 rc, err = run([args.nncc_run, plain, "--input-dir", run_dir, "--threads", "1",
                                "--output-dir", plain_out])
             if rc != 0:
-                return "fail", "no-reuse: " + (err.splitlines()[-1] if err else str(rc))
+                return "fail", "plain: " + (err.splitlines()[-1] if err else str(rc))
             for name in sorted(os.listdir(out_dir)):
                 with open(os.path.join(out_dir, name), "rb") as a, \
                         open(os.path.join(plain_out, name), "rb") as b:
                     if a.read() != b.read():
-                        return "fail", f"{name} differs between memory reuse on and off"
+                        return "fail", f"{name} differs with fusion and memory reuse off"
         with open(stats) as f:
             figures = json.load(f)
         return "pass", (figures["arena_bytes"]["forward"], figures["live_lower_bound_bytes"]["forward"])
@@ -156,8 +156,9 @@ def main():
     parser.add_argument("--pass-list", required=True)
     parser.add_argument("--update", action="store_true")
     parser.add_argument("--show-failures", action="store_true")
-    parser.add_argument("--check-no-reuse", action="store_true",
-                        help="also compile with --no-memory-reuse and require identical outputs")
+    parser.add_argument("--check-plain", action="store_true",
+                        help="also compile with --no-fusion --no-memory-reuse and require "
+                             "bit-identical outputs")
     parser.add_argument("--filter", default="")
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--atol", type=float, default=1e-5)

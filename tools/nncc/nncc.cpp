@@ -41,6 +41,8 @@ static cl::opt<std::string> keepTemps("keep-temps",
 static cl::opt<int64_t> memoryBudget(
     "memory-budget", cl::desc("Fail when an entry needs more bytes than this (weights + arena + I/O)"),
     cl::value_desc("BYTES"), cl::init(0));
+static cl::opt<bool> noFusion("no-fusion",
+                              cl::desc("One kernel per op (for comparisons with fusion)"));
 static cl::opt<bool> noMemoryReuse(
     "no-memory-reuse", cl::desc("Give every intermediate its own arena bytes (for comparisons)"));
 static cl::opt<bool> elideWeights("elide-weights",
@@ -75,6 +77,7 @@ int main(int argc, char **argv) {
   options.package.keepDir = keepTemps;
   options.memoryBudget = memoryBudget;
   options.plan.reuse = !noMemoryReuse;
+  options.lowering.fuse = !noFusion;
   for (const auto &bind : bindInputs)
     if (auto err = nncc::parseBindOption(bind, options.import))
       return fail(std::move(err));

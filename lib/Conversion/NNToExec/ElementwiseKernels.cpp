@@ -196,43 +196,56 @@ Value pow(OpBuilder &b, Location loc, Value base, Value exp, bool baseUnsigned, 
 
 } // namespace
 
+} // namespace nncc::kernels
+
+namespace nncc {
+
+using kernels::binary;
+using kernels::pow;
+using kernels::unaryAny;
+
+bool isFusibleElementwise(Operation *op) {
+  // BatchNorm's per-channel operands and Expand's shape are not numpy
+  // broadcasts of the result; the others map element i to element i.
+  if (!op->getDialect() || !isa<nn::NNDialect>(op->getDialect()) || op->getNumResults() != 1 ||
+      isa<nn::BatchNormOp, nn::ExpandOp, nn::ConstantOfShapeOp, nn::ConstantOp>(op))
+    return false;
+  auto kind = dyn_cast<nn::FusionKindOpInterface>(op);
+  return kind && (kind.getFusionKind() == nn::FusionKind::Elementwise ||
+                  kind.getFusionKind() == nn::FusionKind::Broadcast);
+}
+
+FailureOr<Value> buildElementwiseScalar(OpBuilder &b, Location loc, Operation *op, ValueRange s) {
+  auto unsignedOperand = [&](unsigned i) { return isUnsignedElement(op->getOperand(i).getType()); };
+  if (auto c = dyn_cast<nn::CastOp>(op))
+    return castScalar(b, loc, s[0], s[0].getType(), unsignedOperand(0),
+                      getElementTypeOrSelf(toSignless(c.getType())), isUnsignedElement(c.getType()));
+  if (isa<nn::PowOp>(op))
+    return pow(b, loc, s[0], s[1], unsignedOperand(0), unsignedOperand(1));
+  if (isa<nn::WhereOp>(op))
+    return (Value)arith::SelectOp::create(b, loc, s[0], s[1], s[2]);
+  if (isa<nn::ClipOp>(op)) {
+    if (isa<FloatType>(s[0].getType()))
+      return (Value)arith::MinimumFOp::create(b, loc, arith::MaximumFOp::create(b, loc, s[0], s[1]), s[2]);
+    if (unsignedOperand(0))
+      return (Value)arith::MinUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, s[0], s[1]), s[2]);
+    return (Value)arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, s[0], s[1]), s[2]);
+  }
+  if (op->getNumOperands() == 1 && s.size() == 1)
+    return unaryAny(b, loc, op, s[0], unsignedOperand(0));
+  if (op->getNumOperands() == 2 && s.size() == 2)
+    return binary(b, loc, op, s[0], s[1], unsignedOperand(0));
+  return failure();
+}
+
+} // namespace nncc
+
+namespace nncc::kernels {
+
 FailureOr<SmallVector<Value>> buildElementwise(OpBuilder &b, Operation *op, ValueRange args,
                                                ValueRange inits, bool &matched) {
   Location loc = op->getLoc();
   matched = true;
-  auto unsignedOperand = [&](unsigned i) { return isUnsignedElement(op->getOperand(i).getType()); };
-
-  if (auto c = dyn_cast<nn::CastOp>(op)) {
-    Type from = getElementTypeOrSelf(args[0]), to = getElementTypeOrSelf(inits[0]);
-    bool fromU = unsignedOperand(0), toU = isUnsignedElement(c.getType());
-    return SmallVector<Value>{broadcastGeneric(b, loc, args, inits[0],
-                                               [&](OpBuilder &nb, Location l, ValueRange s) {
-                                                 return castScalar(nb, l, s[0], from, fromU, to, toU);
-                                               })};
-  }
-  if (isa<nn::PowOp>(op)) {
-    bool bu = unsignedOperand(0), eu = unsignedOperand(1);
-    return SmallVector<Value>{broadcastGeneric(b, loc, args, inits[0],
-                                               [&](OpBuilder &nb, Location l, ValueRange s) {
-                                                 return pow(nb, l, s[0], s[1], bu, eu);
-                                               })};
-  }
-  if (isa<nn::WhereOp>(op))
-    return SmallVector<Value>{broadcastGeneric(b, loc, args, inits[0],
-                                               [&](OpBuilder &nb, Location l, ValueRange s) {
-                                                 return (Value)arith::SelectOp::create(nb, l, s[0], s[1], s[2]);
-                                               })};
-  if (isa<nn::ClipOp>(op)) {
-    bool u = unsignedOperand(0);
-    return SmallVector<Value>{broadcastGeneric(
-        b, loc, args, inits[0], [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
-          if (isa<FloatType>(s[0].getType()))
-            return arith::MinimumFOp::create(nb, l, arith::MaximumFOp::create(nb, l, s[0], s[1]), s[2]);
-          if (u)
-            return arith::MinUIOp::create(nb, l, arith::MaxUIOp::create(nb, l, s[0], s[1]), s[2]);
-          return arith::MinSIOp::create(nb, l, arith::MaxSIOp::create(nb, l, s[0], s[1]), s[2]);
-        })};
-  }
   if (auto bn = dyn_cast<nn::BatchNormOp>(op)) {
     // y = (x - mean) / sqrt(var + eps) * scale + bias, parameters along axis 1.
     auto outType = cast<RankedTensorType>(inits[0].getType());
@@ -256,41 +269,24 @@ FailureOr<SmallVector<Value>> buildElementwise(OpBuilder &b, Operation *op, Valu
   if (isa<nn::ExpandOp>(op))
     return SmallVector<Value>{broadcastGeneric(b, loc, args.take_front(1), inits[0],
                                                [](OpBuilder &, Location, ValueRange s) { return s[0]; })};
-
-  if (op->getNumOperands() == 1 && op->getNumResults() == 1 &&
-      op->hasTrait<OpTrait::ZeroRegions>()) {
-    bool u = unsignedOperand(0);
-    // Probe the op once to know whether a scalar lowering exists.
-    bool ok = true;
-    Value result = broadcastGeneric(b, loc, args, inits[0],
-                                    [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
-                                      auto v = unaryAny(nb, l, op, s[0], u);
-                                      if (failed(v)) {
-                                        ok = false;
-                                        return s[0];
-                                      }
-                                      return *v;
-                                    });
-    if (ok)
-      return SmallVector<Value>{result};
-    result.getDefiningOp()->erase();
+  if (!isFusibleElementwise(op)) {
+    matched = false;
+    return failure();
   }
-  if (op->getNumOperands() == 2 && op->getNumResults() == 1) {
-    bool u = unsignedOperand(0);
-    bool ok = true;
-    Value result = broadcastGeneric(b, loc, args, inits[0],
-                                    [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
-                                      auto v = binary(nb, l, op, s[0], s[1], u);
-                                      if (failed(v)) {
-                                        ok = false;
-                                        return s[0];
-                                      }
-                                      return *v;
-                                    });
-    if (ok)
-      return SmallVector<Value>{result};
-    result.getDefiningOp()->erase();
-  }
+  // Probe the scalar lowering inside the generic; drop the generic if none.
+  bool ok = true;
+  Value result = broadcastGeneric(b, loc, args, inits[0],
+                                  [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
+                                    auto v = buildElementwiseScalar(nb, l, op, s);
+                                    if (failed(v)) {
+                                      ok = false;
+                                      return s[0];
+                                    }
+                                    return *v;
+                                  });
+  if (ok)
+    return SmallVector<Value>{result};
+  result.getDefiningOp()->erase();
   matched = false;
   return failure();
 }

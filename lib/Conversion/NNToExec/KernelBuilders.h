@@ -19,6 +19,15 @@ buildKernel(mlir::OpBuilder &b, mlir::Operation *op, mlir::ValueRange args,
 /// linalg work on signless integers; signedness is read from the nn op).
 mlir::Type toSignless(mlir::Type type);
 
+/// True for nn ops that compute element i of their result from element i of
+/// their (numpy-broadcast) operands: they can share one fused kernel.
+bool isFusibleElementwise(mlir::Operation *op);
+
+/// The scalar computation of a fusible elementwise op on operand scalars
+/// (signless element types; signedness is read from the op).
+mlir::FailureOr<mlir::Value> buildElementwiseScalar(mlir::OpBuilder &b, mlir::Location loc,
+                                                    mlir::Operation *op, mlir::ValueRange scalars);
+
 namespace kernels {
 // One builder per family; each returns failure() (without a diagnostic) when
 // `op` is not of its family, and emits a diagnostic when it is but cannot be

@@ -1,6 +1,7 @@
 #include "lib/Conversion/NNToExec/NNToExec.h"
 
 #include "lib/Conversion/NNToExec/KernelBuilders.h"
+#include "lib/Conversion/NNToExec/LinalgUtils.h"
 
 #include "dialects/Exec/ExecOps.h"
 #include "dialects/NN/NNOps.h"
@@ -11,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
@@ -291,6 +293,128 @@ LogicalResult lowerToGemm(Operation *op, ModuleOp module, int &counter, bool &lo
   return success();
 }
 
+/// True when `x` can join `group` (ops in block order): every value the
+/// group and `x` define that an op outside them reads is read after `x`,
+/// where the fused kernel will run.
+bool canJoin(ArrayRef<Operation *> group, Operation *x) {
+  auto inGroup = [&](Operation *op) { return op == x || llvm::is_contained(group, op); };
+  for (Operation *op : llvm::concat<Operation *const>(group, ArrayRef<Operation *>(x)))
+    for (Value v : op->getResults())
+      for (Operation *user : v.getUsers())
+        if (!inGroup(user) && user->getBlock() == x->getBlock() && !x->isBeforeInBlock(user))
+          return false;
+  return true;
+}
+
+/// Outlines a group of fusible elementwise ops of one shape into one kernel:
+/// a single linalg.generic reading the group's outside operands through
+/// broadcast maps and writing every value used outside the group.
+LogicalResult outlineGroup(ArrayRef<Operation *> group, ModuleOp module, int &counter) {
+  llvm::SmallPtrSet<Operation *, 8> members(group.begin(), group.end());
+  SmallVector<Value> inputs, outputs;
+  for (Operation *op : group)
+    for (Value operand : op->getOperands())
+      if ((!operand.getDefiningOp() || !members.count(operand.getDefiningOp())) &&
+          !llvm::is_contained(inputs, operand))
+        inputs.push_back(operand);
+  for (Operation *op : group)
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !members.count(u); }))
+        outputs.push_back(r);
+  SmallVector<Type> outputTypes;
+  SmallVector<Location> locs;
+  for (Value v : outputs)
+    outputTypes.push_back(v.getType());
+  for (Operation *op : group)
+    locs.push_back(op->getLoc());
+  Operation *last = group.back();
+  auto shape = cast<RankedTensorType>(last->getResult(0).getType()).getShape();
+  // The launch carries every fused node's name.
+  Location fusedLoc = FusedLoc::get(last->getContext(), locs);
+  last->setLoc(fusedLoc);
+  std::string suffix = "fused_" + group.front()->getName().stripDialect().str() + "_" +
+                       std::to_string(group.size());
+  auto launch = outlineKernel(
+      last, module, counter, suffix, inputs, outputTypes,
+      [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+        MLIRContext *ctx = kb.getContext();
+        SmallVector<AffineMap> maps;
+        for (Value a : args)
+          maps.push_back(broadcastMap(ctx, cast<RankedTensorType>(a.getType()).getShape(), shape));
+        for (size_t i = 0; i < inits.size(); ++i)
+          maps.push_back(kb.getMultiDimIdentityMap(shape.size()));
+        SmallVector<utils::IteratorType> it(shape.size(), utils::IteratorType::parallel);
+        bool ok = true;
+        auto results = generic(kb, fusedLoc, args, inits, maps, it,
+                               [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                                 IRMapping scalars;
+                                 for (auto [v, scalar] : llvm::zip(inputs, s.take_front(inputs.size())))
+                                   scalars.map(v, scalar);
+                                 for (Operation *op : group) {
+                                   SmallVector<Value> operands;
+                                   for (Value o : op->getOperands())
+                                     operands.push_back(scalars.lookup(o));
+                                   auto v = buildElementwiseScalar(nb, op->getLoc(), op, operands);
+                                   if (failed(v)) {
+                                     ok = false;
+                                     v = operands.front();
+                                   }
+                                   scalars.map(op->getResult(0), *v);
+                                 }
+                                 SmallVector<Value> yielded;
+                                 for (Value out : outputs)
+                                   yielded.push_back(scalars.lookup(out));
+                                 return yielded;
+                               });
+        if (!ok)
+          return failure();
+        return results;
+      });
+  if (failed(launch))
+    return failure();
+  for (auto [out, result] : llvm::zip(outputs, launch->getResults()))
+    out.replaceUsesWithIf(result, [&](OpOperand &use) { return !members.count(use.getOwner()); });
+  for (Operation *op : llvm::reverse(group))
+    op->erase();
+  return success();
+}
+
+/// Fuses chains and DAGs of elementwise and broadcasting ops of one result
+/// shape into single kernels (each intermediate stays in registers).
+LogicalResult fuseElementwise(func::FuncOp func, ModuleOp module, int &counter) {
+  llvm::DenseMap<Operation *, size_t> groupOf;
+  std::vector<SmallVector<Operation *>> groups;
+  for (Operation &opRef : func.getBody().front()) {
+    Operation *op = &opRef;
+    if (!isFusibleElementwise(op) || !isStatic(op) ||
+        cast<RankedTensorType>(op->getResult(0).getType()).getNumElements() == 0)
+      continue;
+    auto shape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    std::optional<size_t> chosen;
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || !groupOf.count(def))
+        continue;
+      size_t g = groupOf[def];
+      auto groupShape = cast<RankedTensorType>(groups[g].front()->getResult(0).getType()).getShape();
+      if (groupShape == shape && canJoin(groups[g], op)) {
+        chosen = g;
+        break;
+      }
+    }
+    if (!chosen) {
+      chosen = groups.size();
+      groups.emplace_back();
+    }
+    groups[*chosen].push_back(op);
+    groupOf[op] = *chosen;
+  }
+  for (auto &group : groups)
+    if (group.size() > 1 && failed(outlineGroup(group, module, counter)))
+      return failure();
+  return success();
+}
+
 LogicalResult lowerFunction(func::FuncOp func, ModuleOp module, int &counter) {
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front())
@@ -332,14 +456,15 @@ LogicalResult lowerFunction(func::FuncOp func, ModuleOp module, int &counter) {
 
 } // namespace
 
-LogicalResult lowerNNToExec(ModuleOp module) {
+LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
   int counter = 0;
   SmallVector<func::FuncOp> entries;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isPrivate())
       entries.push_back(func);
   for (auto func : entries)
-    if (failed(lowerFunction(func, module, counter)))
+    if ((options.fuse && failed(fuseElementwise(func, module, counter))) ||
+        failed(lowerFunction(func, module, counter)))
       return failure();
   return success();
 }

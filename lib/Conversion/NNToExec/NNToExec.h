@@ -9,7 +9,12 @@ namespace nncc {
 /// calls (f32 GEMMs), views (static reshapes) and launches of outlined
 /// kernels (`func.func private @k<N>` holding linalg on tensors, in
 /// destination-passing style). nn.constant stays: constants are weights.
-mlir::LogicalResult lowerNNToExec(mlir::ModuleOp module);
+struct LoweringOptions {
+  /// Fuse chains and DAGs of elementwise/broadcast ops into single kernels.
+  bool fuse = true;
+};
+
+mlir::LogicalResult lowerNNToExec(mlir::ModuleOp module, const LoweringOptions &options = {});
 
 } // namespace nncc
 
