@@ -6,10 +6,11 @@
 namespace nncc {
 
 /// Canonicalization and constant folding of the nn dialect: shape
-/// computations fold away, shape-like operands become attributes.
+/// computations fold away, shape-like operands become attributes,
+/// BatchNormalization folds into convolutions.
 void buildNNSimplifyPipeline(mlir::OpPassManager &pm);
 
-/// Registers nncc's pipelines with the pass registry (for nncc-opt).
+/// Registers nncc's passes and pipelines with the pass registry (for nncc-opt).
 void registerNNCCPipelines();
 
 } // namespace nncc

@@ -379,6 +379,34 @@ LogicalResult outlineGroup(ArrayRef<Operation *> group, ModuleOp module, int &co
   return success();
 }
 
+/// Splits the bias of convolutions that become GEMMs into an nn.add of the
+/// bias viewed as [M, 1, ...], so fusion merges it with the activation and
+/// residual add that follow into one epilogue kernel after the GEMM.
+void splitConvBias(func::FuncOp func) {
+  SmallVector<nn::ConvOp> convs;
+  func.walk([&](nn::ConvOp conv) {
+    auto type = cast<RankedTensorType>(conv.getType());
+    if (conv.getBias() && conv.getGroup() == 1 && type.getElementType().isF32() &&
+        type.hasStaticShape() && type.getNumElements() > 0)
+      convs.push_back(conv);
+  });
+  for (nn::ConvOp conv : convs) {
+    OpBuilder b(conv);
+    auto type = cast<RankedTensorType>(conv.getType());
+    auto bare = nn::ConvOp::create(b, conv.getLoc(), type, conv.getInput(), conv.getWeight(),
+                                   Value(), conv.getStridesAttr(), conv.getPadsAttr(),
+                                   conv.getDilationsAttr(), conv.getGroupAttr());
+    SmallVector<int64_t> biasShape(type.getRank() - 1, 1);
+    biasShape[0] = type.getShape()[1];
+    Value bias = nn::ReshapeOp::create(b, conv.getLoc(),
+                                       RankedTensorType::get(biasShape, type.getElementType()),
+                                       conv.getBias(), Value());
+    Value sum = nn::AddOp::create(b, conv.getLoc(), type, bare.getResult(), bias);
+    conv.getResult().replaceAllUsesWith(sum);
+    conv.erase();
+  }
+}
+
 /// Fuses chains and DAGs of elementwise and broadcasting ops of one result
 /// shape into single kernels (each intermediate stays in registers).
 LogicalResult fuseElementwise(func::FuncOp func, ModuleOp module, int &counter) {
@@ -462,10 +490,13 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isPrivate())
       entries.push_back(func);
-  for (auto func : entries)
+  for (auto func : entries) {
+    if (options.fuse)
+      splitConvBias(func);
     if ((options.fuse && failed(fuseElementwise(func, module, counter))) ||
         failed(lowerFunction(func, module, counter)))
       return failure();
+  }
   return success();
 }
 
