@@ -211,6 +211,8 @@ LogicalResult EinsumOp::verify() {
 }
 
 LogicalResult MaxPoolOp::verify() {
+  if (getIndices() && tensorType(getIndices()).getShape() != tensorType(getOutput()).getShape())
+    return emitOpError("indices must have the output's shape");
   int64_t spatial = tensorType(getInput()).getRank() - 2;
   if (spatial < 1 || (int64_t)getKernelShape().size() != spatial)
     return emitOpError("expects one kernel dim per spatial axis");

@@ -182,10 +182,14 @@ def NN_EinsumOp : NN_Op<"einsum", "Contraction"> {
 
 def NN_MaxPoolOp : NN_Op<"max_pool", "Reduction"> {
   let summary = "N-d max pooling with explicit pads (ONNX MaxPool, GlobalMaxPool)";
+  let description = [{ `indices` (when present) holds the flat index into the
+    input of each maximum (ONNX's Indices output): row-major, or with the
+    spatial axes column-major when `column_major_indices` (storage_order 1). }];
   let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
-                       DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode);
-  let results = (outs NN_Tensor:$output);
+                       DenseI64ArrayAttr:$dilations, BoolAttr:$ceil_mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$column_major_indices);
+  let results = (outs NN_Tensor:$output, Optional<NN_I64Tensor>:$indices);
   let hasVerifier = 1;
 }
 

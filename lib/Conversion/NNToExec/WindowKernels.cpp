@@ -51,7 +51,12 @@ Value clampIndex(OpBuilder &b, Location loc, Value i, int64_t size) {
 }
 
 template <typename PoolOp>
-Value pool(OpBuilder &b, Location loc, PoolOp op, Value x, Value init) {
+SmallVector<Value> pool(OpBuilder &b, Location loc, PoolOp op, Value x, ValueRange inits) {
+  Value init = inits[0];
+  bool withIndices = inits.size() > 1;
+  bool columnMajor = false;
+  if constexpr (std::is_same_v<PoolOp, nn::MaxPoolOp>)
+    columnMajor = op.getColumnMajorIndices();
   auto inShape = typeOf(x).getShape();
   auto outType = typeOf(init);
   int64_t rank = outType.getRank(), spatial = rank - 2;
@@ -72,9 +77,13 @@ Value pool(OpBuilder &b, Location loc, PoolOp op, Value x, Value init) {
   AffineMap winMap = AffineMap::get(rank + spatial, 0, winExprs, ctx);
   AffineMap outMap = AffineMap::getMultiDimIdentityMap(rank + spatial, ctx).getMajorSubMap(rank);
   Value acc = fill(b, loc, init, isMax ? lowestValue(b, loc, t, u) : cst(b, loc, t, 0));
-  Value count = fill(b, loc, emptyTensor(b, loc, outType.getShape(), t), cst(b, loc, t, 0));
+  // Average pools count the taps; max pools with indices track the argmax.
+  Value second = withIndices ? fill(b, loc, inits[1], cst(b, loc, b.getI64Type(), -1))
+                             : fill(b, loc, emptyTensor(b, loc, outType.getShape(), t), cst(b, loc, t, 0));
+  bool twoOutputs = !isMax || withIndices;
   auto results = generic(
-      b, loc, window, isMax ? ValueRange{acc} : ValueRange{acc, count}, isMax ? SmallVector<AffineMap>{winMap, outMap} : SmallVector<AffineMap>{winMap, outMap, outMap},
+      b, loc, window, twoOutputs ? ValueRange{acc, second} : ValueRange{acc},
+      twoOutputs ? SmallVector<AffineMap>{winMap, outMap, outMap} : SmallVector<AffineMap>{winMap, outMap},
       iterators(rank, spatial), [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
         SmallVector<Value> src{linalg::IndexOp::create(nb, l, 0), linalg::IndexOp::create(nb, l, 1)};
         Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
@@ -93,6 +102,24 @@ Value pool(OpBuilder &b, Location loc, PoolOp op, Value x, Value init) {
         if (!includePad)
           counted = valid;
         Value v = tensor::ExtractOp::create(nb, l, x, src);
+        if (isMax && withIndices) {
+          // The first maximum in window order wins, as in ONNX's reference.
+          Value better = isa<FloatType>(t)
+                             ? (Value)arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, v, s[1])
+                             : (Value)arith::CmpIOp::create(nb, l, u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt, v, s[1]);
+          Value first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, s[2], cst(nb, l, nb.getI64Type(), 0));
+          Value take = arith::AndIOp::create(nb, l, valid, arith::OrIOp::create(nb, l, better, first));
+          // Batch and channel first, then the spatial axes in storage order.
+          SmallVector<size_t> order{0, 1};
+          for (int64_t d = 0; d < spatial; ++d)
+            order.push_back(columnMajor ? 2 + spatial - 1 - d : 2 + d);
+          Value flat = src[order[0]];
+          for (size_t k = 1; k < order.size(); ++k)
+            flat = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, flat, idx(nb, l, inShape[order[k]])),
+                                         src[order[k]]);
+          Value flat64 = arith::IndexCastOp::create(nb, l, nb.getI64Type(), flat);
+          return {arith::SelectOp::create(nb, l, take, v, s[1]), arith::SelectOp::create(nb, l, take, flat64, s[2])};
+        }
         if (isMax) {
           Value m = isa<FloatType>(t) ? (Value)arith::MaximumFOp::create(nb, l, v, s[1])
                                       : (u ? (Value)arith::MaxUIOp::create(nb, l, v, s[1])
@@ -104,11 +131,11 @@ Value pool(OpBuilder &b, Location loc, PoolOp op, Value x, Value init) {
         return {sum, n};
       });
   if (isMax)
-    return results[0];
-  return broadcastGeneric(b, loc, {results[0], results[1]}, init,
-                          [](OpBuilder &nb, Location l, ValueRange s) -> Value {
-                            return arith::DivFOp::create(nb, l, s[0], s[1]);
-                          });
+    return results;
+  return {broadcastGeneric(b, loc, {results[0], results[1]}, init,
+                           [](OpBuilder &nb, Location l, ValueRange s) -> Value {
+                             return arith::DivFOp::create(nb, l, s[0], s[1]);
+                           })};
 }
 
 /// Direct N-d grouped convolution: out[n,m,o] = sum_{c,k} x[n, g*Cg+c, o*s-p+k*d] * w[m,c,k] + bias[m].
@@ -280,9 +307,9 @@ FailureOr<SmallVector<Value>> buildWindow(OpBuilder &b, Operation *op, ValueRang
   matched = true;
   Location loc = op->getLoc();
   if (auto p = dyn_cast<nn::MaxPoolOp>(op))
-    return SmallVector<Value>{pool(b, loc, p, args[0], inits[0])};
+    return pool(b, loc, p, args[0], inits);
   if (auto p = dyn_cast<nn::AveragePoolOp>(op))
-    return SmallVector<Value>{pool(b, loc, p, args[0], inits[0])};
+    return pool(b, loc, p, args[0], inits);
   if (auto c = dyn_cast<nn::ConvOp>(op))
     return SmallVector<Value>{conv(b, loc, c, args[0], args[1], args.size() > 2 ? args[2] : Value(), inits[0])};
   if (auto c = dyn_cast<nn::ConvTransposeOp>(op))

@@ -10,10 +10,9 @@ template <typename OpTy>
 LogicalResult pool(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 1)))
     return failure();
-  if (ctx.outputUsed(1))
-    return ctx.error("the Indices output is not supported");
-  if (ctx.attrInt("storage_order", 0) != 0)
-    return ctx.error("storage_order=1 is not supported");
+  bool withIndices = std::is_same_v<OpTy, nn::MaxPoolOp> && ctx.outputUsed(1);
+  if (ctx.attrInt("storage_order", 0) != 0 && !withIndices)
+    return ctx.error("storage_order=1 applies only to the Indices output");
   auto input = ctx.inputType(0);
   if (input.getRank() < 3)
     return ctx.error("input must have rank >= 3");
@@ -30,7 +29,17 @@ LogicalResult pool(NodeContext &ctx, SmallVectorImpl<Value> &out) {
       boolAttr(ctx, "ceil_mode", ctx.attrInt("ceil_mode", 0))};
   if (std::is_same_v<OpTy, nn::AveragePoolOp>)
     attrs.push_back(boolAttr(ctx, "count_include_pad", ctx.attrInt("count_include_pad", 0)));
-  out.push_back(build<OpTy>(ctx, *type, ctx.input(0), attrs));
+  if (withIndices)
+    attrs.push_back(boolAttr(ctx, "column_major_indices", ctx.attrInt("storage_order", 0) != 0));
+  SmallVector<Type> types{*type};
+  if (withIndices) {
+    auto indicesType = ctx.resultType(1);
+    if (failed(indicesType))
+      return failure();
+    types.push_back(*indicesType);
+  }
+  auto op = build<OpTy>(ctx, types, ctx.input(0), attrs);
+  out.append(op->getResults().begin(), op->getResults().end());
   return success();
 }
 
@@ -53,11 +62,51 @@ LogicalResult globalPool(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// Training-mode BatchNormalization normalizes with the batch's own
+/// statistics (over every axis but 1) and updates the running ones:
+/// running = input * momentum + batch * (1 - momentum). Built from nn ops.
+LogicalResult batchNormTraining(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  auto type = ctx.inputType(0);
+  Type elem = type.getElementType();
+  if (!isa<FloatType>(elem) || type.getRank() < 2 || !type.hasStaticShape())
+    return ctx.error("training mode needs a static float input of rank >= 2");
+  int64_t rank = type.getRank(), channels = type.getShape()[1];
+  double eps = ctx.attrFloat("epsilon", 1e-5), momentum = ctx.attrFloat("momentum", 0.9);
+  SmallVector<int64_t> axes{0}, keptShape(rank, 1);
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  keptShape[1] = channels;
+  auto kept = RankedTensorType::get(keptShape, elem);
+  auto perChannel = RankedTensorType::get({channels}, elem);
+  SmallVector<NamedAttribute> reduceAttrs{i64ArrayAttr(ctx, "axes", axes), boolAttr(ctx, "keepdims", true)};
+  Value x = ctx.input(0);
+  Value mean = build<nn::ReduceMeanOp>(ctx, kept, x, reduceAttrs);
+  Value centered = build<nn::SubOp>(ctx, type, {x, mean});
+  Value squared = build<nn::MulOp>(ctx, type, {centered, centered});
+  Value var = build<nn::ReduceMeanOp>(ctx, kept, squared, reduceAttrs);
+  Value shifted = build<nn::AddOp>(ctx, kept, {var, ctx.scalar(elem, eps)});
+  Value stdDev = build<nn::SqrtOp>(ctx, kept, shifted);
+  auto channelView = [&](Value v) { return (Value)build<nn::ReshapeOp>(ctx, kept, v); };
+  Value y = build<nn::DivOp>(ctx, type, {centered, stdDev});
+  y = build<nn::MulOp>(ctx, type, {y, channelView(ctx.input(1))});
+  y = build<nn::AddOp>(ctx, type, {y, channelView(ctx.input(2))});
+  out.push_back(y);
+  Value keep = ctx.scalar(elem, momentum), take = ctx.scalar(elem, 1.0 - momentum);
+  for (auto [input, batch] : {std::pair{ctx.input(3), mean}, std::pair{ctx.input(4), var}}) {
+    Value flat = build<nn::ReshapeOp>(ctx, perChannel, batch);
+    Value old = build<nn::MulOp>(ctx, perChannel, {input, keep});
+    Value fresh = build<nn::MulOp>(ctx, perChannel, {flat, take});
+    Value running = build<nn::AddOp>(ctx, perChannel, {old, fresh});
+    out.push_back(running);
+  }
+  return success();
+}
+
 LogicalResult batchNorm(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 5)))
     return failure();
   if (ctx.attrInt("training_mode", 0) != 0)
-    return ctx.error("training_mode=1 is not supported for inference");
+    return batchNormTraining(ctx, out);
   for (size_t i = 1; i < ctx.numOutputs(); ++i)
     if (ctx.outputUsed(i))
       return ctx.error("the training outputs (running mean/variance) are not supported");
