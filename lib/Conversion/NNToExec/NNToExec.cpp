@@ -379,14 +379,14 @@ LogicalResult outlineGroup(ArrayRef<Operation *> group, ModuleOp module, int &co
   return success();
 }
 
-/// Splits the bias of convolutions that become GEMMs into an nn.add of the
-/// bias viewed as [M, 1, ...], so fusion merges it with the activation and
-/// residual add that follow into one epilogue kernel after the GEMM.
+/// Splits the bias of f32 convolutions into an nn.add of the bias viewed as
+/// [M, 1, ...], so fusion merges it with the activation and residual add that
+/// follow into one epilogue kernel after the GEMM (or the direct kernel).
 void splitConvBias(func::FuncOp func) {
   SmallVector<nn::ConvOp> convs;
   func.walk([&](nn::ConvOp conv) {
     auto type = cast<RankedTensorType>(conv.getType());
-    if (conv.getBias() && conv.getGroup() == 1 && type.getElementType().isF32() &&
+    if (conv.getBias() && type.getElementType().isF32() &&
         type.hasStaticShape() && type.getNumElements() > 0)
       convs.push_back(conv);
   });
