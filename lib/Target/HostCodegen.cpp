@@ -231,6 +231,14 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(ModuleOp execModule) {
       return fail("internal error: kernel '" + name + "' vanished during lowering");
     if (kernel.getFunctionType().getReturnType() != LLVM::LLVMVoidType::get(ctx))
       return fail("kernel '" + name + "' still returns a value after bufferization");
+    // The planner never lets two buffers of a step overlap, except where an
+    // elementwise kernel writes in place: element i is read and then written
+    // at index i by the same iteration, which stays correct under noalias.
+    // Without it LLVM guards every loop with overlap checks that an in-place
+    // step always fails, falling back to scalar code.
+    for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+      if (isa<LLVM::LLVMPointerType>(kernel.getArgument(i).getType()))
+        kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
     addPackedEntry(b, kernel);
   }
   return LoweredKernels{std::move(module), std::move(extents), std::move(scratch)};
