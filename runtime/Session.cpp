@@ -177,6 +177,30 @@ Status Session::run(const char *entryName, const nncc_tensor *inputs, int32_t nu
     inputPtrs_[i] = t.data;
   }
 
+  // Kernels assume their buffers are apart (the compiled code is built that
+  // way), so caller-provided outputs may not overlap an input or each other.
+  auto overlap = [](const void *a, int64_t an, const void *b, int64_t bn) {
+    auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+    return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
+  };
+  for (int32_t i = 0; i < entry.num_outputs; ++i) {
+    const nncc_tensor &o = outputs[outputSlot_[i]];
+    if (!o.data)
+      continue;
+    int64_t bytes = module_->outputBytes(e, i);
+    for (int32_t j = 0; j < entry.num_inputs; ++j)
+      if (overlap(o.data, bytes, inputPtrs_[j], module_->inputBytes(e, j)))
+        return error(NNCC_ERROR_INVALID_ARGUMENT,
+                     format("output '%s' overlaps input '%s': outputs need their own memory",
+                            o.name, inputs[inputSlot_[j]].name));
+    for (int32_t j = 0; j < i; ++j) {
+      const nncc_tensor &p = outputs[outputSlot_[j]];
+      if (p.data && overlap(o.data, bytes, p.data, module_->outputBytes(e, j)))
+        return error(NNCC_ERROR_INVALID_ARGUMENT,
+                     format("outputs '%s' and '%s' overlap", p.name, o.name));
+    }
+  }
+
   // Allocate the outputs the caller asked for only once everything checked
   // out; on failure they are freed and the caller's array is left untouched.
   Status s;

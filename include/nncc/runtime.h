@@ -26,7 +26,8 @@
  *    except the output buffers a caller asks the runtime for (below).
  *  - Outputs: the caller lists every output of the entry by name. An output
  *    with data != NULL is written in place (its dtype and dims must match the
- *    signature). An output with data == NULL is allocated by the runtime
+ *    signature, and it may not overlap an input or another output: the
+ *    compiled kernels assume separate buffers). An output with data == NULL is allocated by the runtime
  *    (64-byte aligned, not counted by the session): nncc_session_run sets
  *    data, dtype, rank and dims (dims points into the module; valid while the
  *    module lives); the caller owns data and frees it with nncc_buffer_free.

@@ -176,6 +176,26 @@ TEST_F(Forward, OutputErrors) {
             "unexpected output 'logits': entry 'forward' has outputs 'y', 'y_copy'");
 }
 
+TEST_F(Forward, OutputsMayNotOverlapInputsOrEachOther) {
+  // Compiled kernels assume separate buffers: an output over the input, or
+  // two outputs on the same memory, is refused before anything runs.
+  nncc_tensor in[] = {{"x", NNCC_DTYPE_F32, 2, kXDims, x_.data()}};
+  std::vector<float> y(64), yc(64);
+  nncc_tensor overInput[] = {{"y", NNCC_DTYPE_F32, 2, kYDims, x_.data() + 8},
+                             {"y_copy", NNCC_DTYPE_F32, 2, kYDims, yc.data()}};
+  EXPECT_EQ(nncc_session_run(session_.get(), "forward", in, 1, overInput, 2),
+            NNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(nncc_last_error(), HasSubstr("output 'y' overlaps input 'x'"));
+  nncc_tensor shared[] = {{"y", NNCC_DTYPE_F32, 2, kYDims, y.data()},
+                          {"y_copy", NNCC_DTYPE_F32, 2, kYDims, y.data() + 32}};
+  EXPECT_EQ(nncc_session_run(session_.get(), "forward", in, 1, shared, 2),
+            NNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(nncc_last_error(), HasSubstr("outputs 'y' and 'y_copy' overlap"));
+  nncc_tensor apart[] = {{"y", NNCC_DTYPE_F32, 2, kYDims, y.data()},
+                         {"y_copy", NNCC_DTYPE_F32, 2, kYDims, yc.data()}};
+  EXPECT_EQ(nncc_session_run(session_.get(), "forward", in, 1, apart, 2), NNCC_OK);
+}
+
 TEST_F(Forward, UnknownEntry) {
   EXPECT_EQ(nncc_session_run(session_.get(), "backward", nullptr, 0, nullptr, 0),
             NNCC_ERROR_NOT_FOUND);
