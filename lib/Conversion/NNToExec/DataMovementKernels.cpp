@@ -13,8 +13,6 @@ using namespace mlir;
 namespace nncc::kernels {
 namespace {
 
-Value cst(OpBuilder &b, Location loc, Type t, double v) { return scalarConstant(b, loc, t, v); }
-Value idx(OpBuilder &b, Location loc, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
@@ -36,18 +34,13 @@ Value indexGeneric(OpBuilder &b, Location loc, Value init,
                  })[0];
 }
 
-/// Clamps an index value to [0, size).
-Value clampIndex(OpBuilder &b, Location loc, Value i, int64_t size) {
-  Value lo = arith::MaxSIOp::create(b, loc, i, idx(b, loc, 0));
-  return arith::MinSIOp::create(b, loc, lo, idx(b, loc, size - 1));
-}
 
 /// An integer index element (i32/i64, possibly negative: wraps once) as an
 /// in-bounds `index`.
 Value wrapIndex(OpBuilder &b, Location loc, Value v, int64_t size) {
   Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, idx(b, loc, 0));
-  Value wrapped = arith::SelectOp::create(b, loc, neg, arith::AddIOp::create(b, loc, i, idx(b, loc, size)), i);
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, indexConstant(b, loc, 0));
+  Value wrapped = arith::SelectOp::create(b, loc, neg, arith::AddIOp::create(b, loc, i, indexConstant(b, loc, size)), i);
   return clampIndex(b, loc, wrapped, size);
 }
 
@@ -74,7 +67,7 @@ FailureOr<Value> slice(OpBuilder &b, Location loc, nn::SliceOp op, Value x, Valu
     SmallVector<Value> src;
     for (size_t d = 0; d < out.size(); ++d)
       src.push_back(arith::AddIOp::create(
-          nb, l, arith::MulIOp::create(nb, l, out[d], idx(nb, l, steps[d])), idx(nb, l, starts[d])));
+          nb, l, arith::MulIOp::create(nb, l, out[d], indexConstant(nb, l, steps[d])), indexConstant(nb, l, starts[d])));
     return (Value)tensor::ExtractOp::create(nb, l, x, src);
   });
 }
@@ -156,37 +149,37 @@ FailureOr<Value> pad(OpBuilder &b, Location loc, nn::PadOp op, Value x, Value pa
     Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
     for (int64_t d = 0; d < rank; ++d) {
       int64_t n = shape[d];
-      Value i = arith::SubIOp::create(nb, l, out[d], idx(nb, l, pads[d]));
+      Value i = arith::SubIOp::create(nb, l, out[d], indexConstant(nb, l, pads[d]));
       if (mode == "constant") {
-        Value inLo = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, idx(nb, l, 0));
-        Value inHi = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(nb, l, n));
+        Value inLo = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, indexConstant(nb, l, 0));
+        Value inHi = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, indexConstant(nb, l, n));
         valid = arith::AndIOp::create(nb, l, valid, arith::AndIOp::create(nb, l, inLo, inHi));
-        src.push_back(n > 0 ? clampIndex(nb, l, i, n) : idx(nb, l, 0));
+        src.push_back(n > 0 ? clampIndex(nb, l, i, n) : indexConstant(nb, l, 0));
       } else if (mode == "edge") {
         src.push_back(clampIndex(nb, l, i, n));
       } else if (mode == "wrap") {
         // ((i % n) + n) % n
-        Value r = arith::RemSIOp::create(nb, l, i, idx(nb, l, n));
-        r = arith::RemSIOp::create(nb, l, arith::AddIOp::create(nb, l, r, idx(nb, l, n)), idx(nb, l, n));
+        Value r = arith::RemSIOp::create(nb, l, i, indexConstant(nb, l, n));
+        r = arith::RemSIOp::create(nb, l, arith::AddIOp::create(nb, l, r, indexConstant(nb, l, n)), indexConstant(nb, l, n));
         src.push_back(r);
       } else { // reflect: period 2(n-1), mirror without repeating the edge.
         if (n == 1) {
-          src.push_back(idx(nb, l, 0));
+          src.push_back(indexConstant(nb, l, 0));
           continue;
         }
         int64_t period = 2 * (n - 1);
-        Value r = arith::RemSIOp::create(nb, l, i, idx(nb, l, period));
-        r = arith::RemSIOp::create(nb, l, arith::AddIOp::create(nb, l, r, idx(nb, l, period)), idx(nb, l, period));
-        Value over = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, r, idx(nb, l, n));
-        src.push_back(arith::SelectOp::create(nb, l, over, arith::SubIOp::create(nb, l, idx(nb, l, period), r), r));
+        Value r = arith::RemSIOp::create(nb, l, i, indexConstant(nb, l, period));
+        r = arith::RemSIOp::create(nb, l, arith::AddIOp::create(nb, l, r, indexConstant(nb, l, period)), indexConstant(nb, l, period));
+        Value over = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, r, indexConstant(nb, l, n));
+        src.push_back(arith::SelectOp::create(nb, l, over, arith::SubIOp::create(nb, l, indexConstant(nb, l, period), r), r));
       }
     }
     if (typeOf(x).getNumElements() == 0)
-      return padValue ? (Value)tensor::ExtractOp::create(nb, l, padValue, ValueRange{}) : cst(nb, l, t, 0);
+      return padValue ? (Value)tensor::ExtractOp::create(nb, l, padValue, ValueRange{}) : scalarConstant(nb, l, t, 0);
     Value v = tensor::ExtractOp::create(nb, l, x, src);
     if (mode != "constant")
       return v;
-    Value fillV = padValue ? (Value)tensor::ExtractOp::create(nb, l, padValue, ValueRange{}) : cst(nb, l, t, 0);
+    Value fillV = padValue ? (Value)tensor::ExtractOp::create(nb, l, padValue, ValueRange{}) : scalarConstant(nb, l, t, 0);
     return arith::SelectOp::create(nb, l, valid, v, fillV);
   });
 }
@@ -196,7 +189,7 @@ Value tile(OpBuilder &b, Location loc, Value x, Value init) {
   return indexGeneric(b, loc, init, [&](OpBuilder &nb, Location l, ArrayRef<Value> out) {
     SmallVector<Value> src;
     for (size_t d = 0; d < shape.size(); ++d)
-      src.push_back(arith::RemUIOp::create(nb, l, out[d], idx(nb, l, shape[d])));
+      src.push_back(arith::RemUIOp::create(nb, l, out[d], indexConstant(nb, l, shape[d])));
     return (Value)tensor::ExtractOp::create(nb, l, x, src);
   });
 }
@@ -222,7 +215,7 @@ Value sourceCoordinate(OpBuilder &b, Location loc, StringRef mode, Value o, doub
                        int64_t inLen, double roiStart, double roiEnd) {
   Type f64 = b.getF64Type();
   double outLen = inLen * scale;
-  auto c = [&](double v) { return cst(b, loc, f64, v); };
+  auto c = [&](double v) { return scalarConstant(b, loc, f64, v); };
   auto add = [&](Value x, Value y) { return (Value)arith::AddFOp::create(b, loc, x, y); };
   auto mul = [&](Value x, Value y) { return (Value)arith::MulFOp::create(b, loc, x, y); };
   auto div = [&](Value x, Value y) { return (Value)arith::DivFOp::create(b, loc, x, y); };
@@ -265,14 +258,14 @@ FailureOr<Value> resize(OpBuilder &b, Location loc, nn::ResizeOp op, Value x, Va
   bool excludeOutside = op.getExcludeOutside();
   double extrapolation = op.getExtrapolationValue().convertToDouble();
   return indexGeneric(b, loc, init, [&](OpBuilder &nb, Location l, ArrayRef<Value> out) -> Value {
-    auto c = [&](double v) { return cst(nb, l, f64, v); };
+    auto c = [&](double v) { return scalarConstant(nb, l, f64, v); };
     auto toIndex = [&](Value f) {
       return arith::IndexCastOp::create(nb, l, nb.getIndexType(),
                                         arith::FPToSIOp::create(nb, l, nb.getI64Type(), f));
     };
     auto inRange = [&](Value i, int64_t len) -> Value {
-      return arith::AndIOp::create(nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, idx(nb, l, 0)),
-                                   arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(nb, l, len)));
+      return arith::AndIOp::create(nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, indexConstant(nb, l, 0)),
+                                   arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, indexConstant(nb, l, len)));
     };
     Value inside = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
     SmallVector<SmallVector<Tap>> taps(rank);
@@ -307,7 +300,7 @@ FailureOr<Value> resize(OpBuilder &b, Location loc, nn::ResizeOp op, Value x, Va
         Value f = math::FloorOp::create(nb, l, sc);
         Value w = arith::SubFOp::create(nb, l, sc, f);
         Value i = toIndex(f);
-        Value i1 = arith::AddIOp::create(nb, l, i, idx(nb, l, 1));
+        Value i1 = arith::AddIOp::create(nb, l, i, indexConstant(nb, l, 1));
         taps[d].push_back({clampIndex(nb, l, i, len), arith::SubFOp::create(nb, l, c(1), w), inRange(i, len)});
         taps[d].push_back({clampIndex(nb, l, i1, len), w, inRange(i1, len)});
       } else { // cubic: Keys' kernel with coefficient a over 4 taps.
@@ -329,7 +322,7 @@ FailureOr<Value> resize(OpBuilder &b, Location loc, nn::ResizeOp op, Value x, Va
         SmallVector<Value> weights;
         Value total = c(0);
         for (int64_t k = -1; k <= 2; ++k) {
-          Value i = arith::AddIOp::create(nb, l, base, idx(nb, l, k));
+          Value i = arith::AddIOp::create(nb, l, base, indexConstant(nb, l, k));
           Value dist = math::AbsFOp::create(nb, l, arith::SubFOp::create(nb, l, frac, c(k)));
           Value w = kernel(dist);
           Value ok = inRange(i, len);
@@ -370,7 +363,7 @@ FailureOr<Value> resize(OpBuilder &b, Location loc, nn::ResizeOp op, Value x, Va
       result = castScalar(nb, l, acc, f64, false, t, u);
     }
     if (coord == "tf_crop_and_resize")
-      result = arith::SelectOp::create(nb, l, inside, result, cst(nb, l, t, extrapolation));
+      result = arith::SelectOp::create(nb, l, inside, result, scalarConstant(nb, l, t, extrapolation));
     return result;
   });
 }
@@ -412,9 +405,9 @@ SmallVector<Value> topK(OpBuilder &b, Location loc, nn::TopKOp op, Value x, Valu
       Value lower = arith::CmpIOp::create(bb, l, arith::CmpIPredicate::ult, q, p);
       return arith::OrIOp::create(bb, l, strict, arith::AndIOp::create(bb, l, equal, lower));
     };
-    Value zero = idx(nb, l, 0), one = idx(nb, l, 1), nv = idx(nb, l, n);
+    Value zero = indexConstant(nb, l, 0), one = indexConstant(nb, l, 1), nv = indexConstant(nb, l, n);
     auto outer = scf::ForOp::create(
-        nb, l, zero, nv, one, ValueRange{cst(nb, l, t, 0), cst(nb, l, nb.getI64Type(), 0)},
+        nb, l, zero, nv, one, ValueRange{scalarConstant(nb, l, t, 0), scalarConstant(nb, l, nb.getI64Type(), 0)},
         [&](OpBuilder &ob, Location ol, Value p, ValueRange acc) {
           Value xp = at(ob, p);
           auto inner = scf::ForOp::create(
@@ -462,7 +455,7 @@ FailureOr<Value> einsum(OpBuilder &b, Location loc, nn::EinsumOp op, ValueRange 
   for (int64_t i = 0; i < numDims; ++i)
     it.push_back(i < (int64_t)outTerm.size() ? utils::IteratorType::parallel : utils::IteratorType::reduction);
   Type t = typeOf(init).getElementType();
-  Value zero = fill(b, loc, init, cst(b, loc, t, 0));
+  Value zero = fill(b, loc, init, scalarConstant(b, loc, t, 0));
   bool isFloat = isa<FloatType>(t);
   return generic(b, loc, inputs, zero, maps, it,
                  [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {

@@ -12,7 +12,6 @@ using namespace mlir;
 namespace nncc::kernels {
 namespace {
 
-Value cst(OpBuilder &b, Location loc, Type t, double v) { return scalarConstant(b, loc, t, v); }
 
 /// Scalar bodies of unary float ops.
 FailureOr<Value> unaryFloat(OpBuilder &b, Location loc, Operation *op, Value x) {
@@ -24,15 +23,15 @@ FailureOr<Value> unaryFloat(OpBuilder &b, Location loc, Operation *op, Value x) 
   if (isa<nn::LogOp>(op))
     return (Value)math::LogOp::create(b, loc, x);
   if (isa<nn::ReciprocalOp>(op))
-    return (Value)arith::DivFOp::create(b, loc, cst(b, loc, t, 1), x);
+    return (Value)arith::DivFOp::create(b, loc, scalarConstant(b, loc, t, 1), x);
   if (isa<nn::ErfOp>(op))
     return (Value)math::ErfOp::create(b, loc, x);
   if (isa<nn::TanhOp>(op))
     return (Value)math::TanhOp::create(b, loc, x);
   if (isa<nn::SigmoidOp>(op)) {
     Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-    return (Value)arith::DivFOp::create(b, loc, cst(b, loc, t, 1),
-                                        arith::AddFOp::create(b, loc, cst(b, loc, t, 1), e));
+    return (Value)arith::DivFOp::create(b, loc, scalarConstant(b, loc, t, 1),
+                                        arith::AddFOp::create(b, loc, scalarConstant(b, loc, t, 1), e));
   }
   if (isa<nn::FloorOp>(op))
     return (Value)math::FloorOp::create(b, loc, x);
@@ -42,41 +41,41 @@ FailureOr<Value> unaryFloat(OpBuilder &b, Location loc, Operation *op, Value x) 
     return (Value)math::RoundEvenOp::create(b, loc, x);
   if (isa<nn::SoftplusOp>(op)) {
     // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), stable for large |x|.
-    Value zero = cst(b, loc, t, 0);
+    Value zero = scalarConstant(b, loc, t, 0);
     Value pos = arith::MaximumFOp::create(b, loc, x, zero);
     Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
     return (Value)arith::AddFOp::create(
         b, loc, pos, math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, negAbs)));
   }
   if (isa<nn::HardSwishOp>(op)) {
-    Value y = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, x, cst(b, loc, t, 1.0 / 6)),
-                                    cst(b, loc, t, 0.5));
-    y = arith::MinimumFOp::create(b, loc, arith::MaximumFOp::create(b, loc, y, cst(b, loc, t, 0)),
-                                  cst(b, loc, t, 1));
+    Value y = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, x, scalarConstant(b, loc, t, 1.0 / 6)),
+                                    scalarConstant(b, loc, t, 0.5));
+    y = arith::MinimumFOp::create(b, loc, arith::MaximumFOp::create(b, loc, y, scalarConstant(b, loc, t, 0)),
+                                  scalarConstant(b, loc, t, 1));
     return (Value)arith::MulFOp::create(b, loc, x, y);
   }
   if (auto lr = dyn_cast<nn::LeakyReluOp>(op)) {
-    Value neg = arith::MulFOp::create(b, loc, x, cst(b, loc, t, lr.getAlpha().convertToDouble()));
-    Value isNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, cst(b, loc, t, 0));
+    Value neg = arith::MulFOp::create(b, loc, x, scalarConstant(b, loc, t, lr.getAlpha().convertToDouble()));
+    Value isNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, scalarConstant(b, loc, t, 0));
     return (Value)arith::SelectOp::create(b, loc, isNeg, neg, x);
   }
   if (isa<nn::EluOp, nn::SeluOp>(op)) {
     double alpha = isa<nn::EluOp>(op) ? cast<nn::EluOp>(op).getAlpha().convertToDouble()
                                       : cast<nn::SeluOp>(op).getAlpha().convertToDouble();
-    Value em1 = arith::SubFOp::create(b, loc, math::ExpOp::create(b, loc, x), cst(b, loc, t, 1));
-    Value neg = arith::MulFOp::create(b, loc, em1, cst(b, loc, t, alpha));
-    Value isPos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, cst(b, loc, t, 0));
+    Value em1 = arith::SubFOp::create(b, loc, math::ExpOp::create(b, loc, x), scalarConstant(b, loc, t, 1));
+    Value neg = arith::MulFOp::create(b, loc, em1, scalarConstant(b, loc, t, alpha));
+    Value isPos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, scalarConstant(b, loc, t, 0));
     Value y = arith::SelectOp::create(b, loc, isPos, x, neg);
     if (auto selu = dyn_cast<nn::SeluOp>(op))
-      y = arith::MulFOp::create(b, loc, y, cst(b, loc, t, selu.getGamma().convertToDouble()));
+      y = arith::MulFOp::create(b, loc, y, scalarConstant(b, loc, t, selu.getGamma().convertToDouble()));
     return y;
   }
   if (auto hs = dyn_cast<nn::HardSigmoidOp>(op)) {
     Value y = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, x, cst(b, loc, t, hs.getAlpha().convertToDouble())),
-        cst(b, loc, t, hs.getBeta().convertToDouble()));
+        b, loc, arith::MulFOp::create(b, loc, x, scalarConstant(b, loc, t, hs.getAlpha().convertToDouble())),
+        scalarConstant(b, loc, t, hs.getBeta().convertToDouble()));
     return (Value)arith::MinimumFOp::create(
-        b, loc, arith::MaximumFOp::create(b, loc, y, cst(b, loc, t, 0)), cst(b, loc, t, 1));
+        b, loc, arith::MaximumFOp::create(b, loc, y, scalarConstant(b, loc, t, 0)), scalarConstant(b, loc, t, 1));
   }
   return failure();
 }
@@ -87,17 +86,17 @@ FailureOr<Value> unaryAny(OpBuilder &b, Location loc, Operation *op, Value x, bo
   bool isFloat = isa<FloatType>(t);
   if (isa<nn::NegOp>(op))
     return isFloat ? (Value)arith::NegFOp::create(b, loc, x)
-                   : (Value)arith::SubIOp::create(b, loc, cst(b, loc, t, 0), x);
+                   : (Value)arith::SubIOp::create(b, loc, scalarConstant(b, loc, t, 0), x);
   if (isa<nn::AbsOp>(op)) {
     if (isFloat)
       return (Value)math::AbsFOp::create(b, loc, x);
     return isUnsigned ? x : (Value)math::AbsIOp::create(b, loc, x);
   }
   if (isa<nn::ReluOp>(op))
-    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, x, cst(b, loc, t, 0))
-                   : (Value)arith::MaxSIOp::create(b, loc, x, cst(b, loc, t, 0));
+    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, x, scalarConstant(b, loc, t, 0))
+                   : (Value)arith::MaxSIOp::create(b, loc, x, scalarConstant(b, loc, t, 0));
   if (isa<nn::SignOp>(op)) {
-    Value zero = cst(b, loc, t, 0), one = cst(b, loc, t, 1), minusOne = cst(b, loc, t, -1);
+    Value zero = scalarConstant(b, loc, t, 0), one = scalarConstant(b, loc, t, 1), minusOne = scalarConstant(b, loc, t, -1);
     Value gt = isFloat ? (Value)arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero)
                        : (Value)arith::CmpIOp::create(b, loc,
                                                       isUnsigned ? arith::CmpIPredicate::ugt
@@ -111,7 +110,7 @@ FailureOr<Value> unaryAny(OpBuilder &b, Location loc, Operation *op, Value x, bo
     return (Value)arith::SelectOp::create(b, loc, gt, one, neg);
   }
   if (isa<nn::NotOp>(op))
-    return (Value)arith::XOrIOp::create(b, loc, x, cst(b, loc, t, 1));
+    return (Value)arith::XOrIOp::create(b, loc, x, scalarConstant(b, loc, t, 1));
   if (isa<nn::IsNaNOp>(op))
     return (Value)arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
   if (isFloat)
@@ -156,7 +155,7 @@ FailureOr<Value> binary(OpBuilder &b, Location loc, Operation *op, Value l, Valu
                       : (Value)arith::MinSIOp::create(b, loc, l, r);
   }
   if (isa<nn::PReluOp>(op)) {
-    Value zero = cst(b, loc, t, 0);
+    Value zero = scalarConstant(b, loc, t, 0);
     Value isNeg = isFloat ? (Value)arith::CmpFOp::create(b, loc, F::OLT, l, zero)
                           : (Value)arith::CmpIOp::create(b, loc, P::slt, l, zero);
     Value scaled = isFloat ? (Value)arith::MulFOp::create(b, loc, l, r)
@@ -259,7 +258,7 @@ FailureOr<SmallVector<Value>> buildElementwise(OpBuilder &b, Operation *op, Valu
                    [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
                      Type t = s[0].getType();
                      Value denom = math::SqrtOp::create(
-                         nb, l, arith::AddFOp::create(nb, l, s[4], cst(nb, l, t, eps)));
+                         nb, l, arith::AddFOp::create(nb, l, s[4], scalarConstant(nb, l, t, eps)));
                      Value norm = arith::DivFOp::create(
                          nb, l, arith::SubFOp::create(nb, l, s[0], s[3]), denom);
                      return {arith::AddFOp::create(nb, l, arith::MulFOp::create(nb, l, norm, s[1]),

@@ -54,6 +54,25 @@ Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, (int64_t)value));
 }
 
+Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value addScalars(OpBuilder &b, Location loc, Value x, Value y) {
+  return isa<FloatType>(x.getType()) ? (Value)arith::AddFOp::create(b, loc, x, y)
+                                     : (Value)arith::AddIOp::create(b, loc, x, y);
+}
+
+Value mulScalars(OpBuilder &b, Location loc, Value x, Value y) {
+  return isa<FloatType>(x.getType()) ? (Value)arith::MulFOp::create(b, loc, x, y)
+                                     : (Value)arith::MulIOp::create(b, loc, x, y);
+}
+
+Value clampIndex(OpBuilder &b, Location loc, Value i, int64_t size) {
+  Value lo = arith::MaxSIOp::create(b, loc, i, indexConstant(b, loc, 0));
+  return arith::MinSIOp::create(b, loc, lo, indexConstant(b, loc, std::max<int64_t>(size - 1, 0)));
+}
+
 Value fill(OpBuilder &b, Location loc, Value init, Value value) {
   return linalg::FillOp::create(b, loc, value, init).getResult(0);
 }

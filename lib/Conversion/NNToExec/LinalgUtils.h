@@ -35,6 +35,16 @@ generic(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange inputs, mlir::V
 /// A scalar constant of `type` (float or integer).
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type, double value);
 
+/// An `index` constant.
+mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc, int64_t value);
+
+/// x + y and x * y of float or integer scalars.
+mlir::Value addScalars(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
+mlir::Value mulScalars(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
+
+/// Clamps an index into [0, size) (reads of masked-out positions stay in bounds).
+mlir::Value clampIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value i, int64_t size);
+
 /// linalg.fill of `init` with `value`.
 mlir::Value fill(mlir::OpBuilder &b, mlir::Location loc, mlir::Value init, mlir::Value value);
 

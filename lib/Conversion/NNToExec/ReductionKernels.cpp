@@ -14,7 +14,6 @@ namespace {
 
 using Combine = std::function<Value(OpBuilder &, Location, Value x, Value acc)>;
 
-Value cst(OpBuilder &b, Location loc, Type t, double v) { return scalarConstant(b, loc, t, v); }
 
 /// Reduces `input` over `axes` into a tensor of `outShape` (reduced dims kept
 /// as 1 when `keepdims`), starting from `identity`, with `pre` applied to each
@@ -48,14 +47,6 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes, bo
                  })[0];
 }
 
-Value add(OpBuilder &b, Location l, Value x, Value y) {
-  return isa<FloatType>(x.getType()) ? (Value)arith::AddFOp::create(b, l, x, y)
-                                     : (Value)arith::AddIOp::create(b, l, x, y);
-}
-Value mul(OpBuilder &b, Location l, Value x, Value y) {
-  return isa<FloatType>(x.getType()) ? (Value)arith::MulFOp::create(b, l, x, y)
-                                     : (Value)arith::MulIOp::create(b, l, x, y);
-}
 
 /// Elementwise map of one tensor (with broadcasting extras) into `init`.
 Value map(OpBuilder &b, Location loc, ValueRange inputs, Value init, const ScalarBody &body) {
@@ -87,12 +78,12 @@ FailureOr<SmallVector<Value>> buildReduce(OpBuilder &b, OpTy op, ValueRange args
   bool u = isUnsignedElement(op.getInput().getType());
   Value r;
   if (isa<nn::ReduceSumOp, nn::ReduceMeanOp>(op))
-    r = reduce(b, loc, x, axes, keepdims, cst(b, loc, t, 0), add);
+    r = reduce(b, loc, x, axes, keepdims, scalarConstant(b, loc, t, 0), addScalars);
   else if (isa<nn::ReduceProdOp>(op))
-    r = reduce(b, loc, x, axes, keepdims, cst(b, loc, t, 1), mul);
+    r = reduce(b, loc, x, axes, keepdims, scalarConstant(b, loc, t, 1), mulScalars);
   else if (isa<nn::ReduceL2Op>(op))
-    r = reduce(b, loc, x, axes, keepdims, cst(b, loc, t, 0), add,
-               [](OpBuilder &nb, Location l, Value v) { return mul(nb, l, v, v); });
+    r = reduce(b, loc, x, axes, keepdims, scalarConstant(b, loc, t, 0), addScalars,
+               [](OpBuilder &nb, Location l, Value v) { return mulScalars(nb, l, v, v); });
   else if (isa<nn::ReduceMaxOp>(op))
     r = reduce(b, loc, x, axes, keepdims, lowestValue(b, loc, t, u),
                [u](OpBuilder &nb, Location l, Value v, Value acc) -> Value {
@@ -114,8 +105,8 @@ FailureOr<SmallVector<Value>> buildReduce(OpBuilder &b, OpTy op, ValueRange args
   return SmallVector<Value>{map(b, loc, r, inits[0], [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
     if (isa<nn::ReduceMeanOp>(op)) {
       if (isa<FloatType>(t))
-        return arith::DivFOp::create(nb, l, s[0], cst(nb, l, t, (double)n));
-      return arith::DivSIOp::create(nb, l, s[0], cst(nb, l, t, (double)n));
+        return arith::DivFOp::create(nb, l, s[0], scalarConstant(nb, l, t, (double)n));
+      return arith::DivSIOp::create(nb, l, s[0], scalarConstant(nb, l, t, (double)n));
     }
     if (isa<nn::ReduceL2Op>(op)) {
       if (isa<FloatType>(t))
@@ -150,7 +141,7 @@ FailureOr<SmallVector<Value>> buildArgReduce(OpBuilder &b, OpTy op, ValueRange a
   }
   Value best = fill(b, loc, emptyTensor(b, loc, outShape, t),
                     isMax ? lowestValue(b, loc, t, u) : highestValue(b, loc, t, u));
-  Value index = fill(b, loc, emptyTensor(b, loc, outShape, b.getI64Type()), cst(b, loc, b.getI64Type(), -1));
+  Value index = fill(b, loc, emptyTensor(b, loc, outShape, b.getI64Type()), scalarConstant(b, loc, b.getI64Type(), -1));
   AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
   auto results = generic(
       b, loc, x, {best, index}, {b.getMultiDimIdentityMap(rank), outMap, outMap}, iterators,
@@ -172,7 +163,7 @@ FailureOr<SmallVector<Value>> buildArgReduce(OpBuilder &b, OpTy op, ValueRange a
         }
         // The first element always wins (covers all-NaN and extreme rows).
         Value first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, curIdx,
-                                            cst(nb, l, nb.getI64Type(), 0));
+                                            scalarConstant(nb, l, nb.getI64Type(), 0));
         better = arith::OrIOp::create(nb, l, better, first);
         return {arith::SelectOp::create(nb, l, better, v, cur),
                 arith::SelectOp::create(nb, l, better, i, curIdx)};
@@ -194,7 +185,7 @@ FailureOr<SmallVector<Value>> buildSoftmax(OpBuilder &b, Operation *op, int64_t 
                       [](OpBuilder &nb, Location l, ValueRange s) -> Value {
                         return arith::SubFOp::create(nb, l, s[0], s[1]);
                       });
-  Value sum = reduce(b, loc, shifted, {axis}, true, cst(b, loc, t, 0), add,
+  Value sum = reduce(b, loc, shifted, {axis}, true, scalarConstant(b, loc, t, 0), addScalars,
                      [](OpBuilder &nb, Location l, Value v) -> Value { return math::ExpOp::create(nb, l, v); });
   return SmallVector<Value>{map(b, loc, {shifted, sum}, inits[0],
                                 [isLog](OpBuilder &nb, Location l, ValueRange s) -> Value {
@@ -209,19 +200,19 @@ Value normalize(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes, dou
   auto type = cast<RankedTensorType>(x.getType());
   Type t = type.getElementType();
   double n = (double)count(type, axes);
-  Value sum = reduce(b, loc, x, axes, true, cst(b, loc, t, 0), add);
+  Value sum = reduce(b, loc, x, axes, true, scalarConstant(b, loc, t, 0), addScalars);
   Value centered = map(b, loc, {x, sum}, emptyTensor(b, loc, type.getShape(), t),
                        [n](OpBuilder &nb, Location l, ValueRange s) -> Value {
-                         Value mean = arith::DivFOp::create(nb, l, s[1], cst(nb, l, s[1].getType(), n));
+                         Value mean = arith::DivFOp::create(nb, l, s[1], scalarConstant(nb, l, s[1].getType(), n));
                          return arith::SubFOp::create(nb, l, s[0], mean);
                        });
-  Value sq = reduce(b, loc, centered, axes, true, cst(b, loc, t, 0), add,
-                    [](OpBuilder &nb, Location l, Value v) { return mul(nb, l, v, v); });
+  Value sq = reduce(b, loc, centered, axes, true, scalarConstant(b, loc, t, 0), addScalars,
+                    [](OpBuilder &nb, Location l, Value v) { return mulScalars(nb, l, v, v); });
   return map(b, loc, {centered, sq}, emptyTensor(b, loc, type.getShape(), t),
              [n, eps](OpBuilder &nb, Location l, ValueRange s) -> Value {
                Type et = s[0].getType();
-               Value var = arith::DivFOp::create(nb, l, s[1], cst(nb, l, et, n));
-               Value denom = math::SqrtOp::create(nb, l, arith::AddFOp::create(nb, l, var, cst(nb, l, et, eps)));
+               Value var = arith::DivFOp::create(nb, l, s[1], scalarConstant(nb, l, et, n));
+               Value denom = math::SqrtOp::create(nb, l, arith::AddFOp::create(nb, l, var, scalarConstant(nb, l, et, eps)));
                return arith::DivFOp::create(nb, l, s[0], denom);
              });
 }
@@ -246,7 +237,7 @@ FailureOr<SmallVector<Value>> buildCumSum(OpBuilder &b, nn::CumSumOp op, ValueRa
   SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
   it.push_back(utils::IteratorType::reduction);
   Type t = type.getElementType();
-  Value init = fill(b, loc, inits[0], cst(b, loc, t, 0));
+  Value init = fill(b, loc, inits[0], scalarConstant(b, loc, t, 0));
   return generic(b, loc, x, init, maps, it,
                  [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
                    Value i = linalg::IndexOp::create(nb, l, axis);
@@ -254,7 +245,7 @@ FailureOr<SmallVector<Value>> buildCumSum(OpBuilder &b, nn::CumSumOp op, ValueRa
                    arith::CmpIPredicate p = reverse ? (exclusive ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::uge)
                                                     : (exclusive ? arith::CmpIPredicate::ult : arith::CmpIPredicate::ule);
                    Value take = arith::CmpIOp::create(nb, l, p, j, i);
-                   return {arith::SelectOp::create(nb, l, take, add(nb, l, s[1], s[0]), s[1])};
+                   return {arith::SelectOp::create(nb, l, take, addScalars(nb, l, s[1], s[0]), s[1])};
                  });
 }
 

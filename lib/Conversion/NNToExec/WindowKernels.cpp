@@ -13,18 +13,8 @@ using namespace mlir;
 namespace nncc::kernels {
 namespace {
 
-Value cst(OpBuilder &b, Location loc, Type t, double v) { return scalarConstant(b, loc, t, v); }
-Value idx(OpBuilder &b, Location loc, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-Value addS(OpBuilder &b, Location l, Value x, Value y) {
-  return isa<FloatType>(x.getType()) ? (Value)arith::AddFOp::create(b, l, x, y)
-                                     : (Value)arith::AddIOp::create(b, l, x, y);
-}
-Value mulS(OpBuilder &b, Location l, Value x, Value y) {
-  return isa<FloatType>(x.getType()) ? (Value)arith::MulFOp::create(b, l, x, y)
-                                     : (Value)arith::MulIOp::create(b, l, x, y);
-}
 
 /// Iterators: `parallelDims` parallel, then `reductionDims` reductions.
 SmallVector<utils::IteratorType> iterators(int64_t parallelDims, int64_t reductionDims) {
@@ -38,17 +28,13 @@ SmallVector<utils::IteratorType> iterators(int64_t parallelDims, int64_t reducti
 std::pair<Value, Value> windowCoord(OpBuilder &b, Location l, Value o, Value k, int64_t stride,
                                     int64_t pad, int64_t dilation, int64_t lo, int64_t hi) {
   Value i = arith::AddIOp::create(
-      b, l, arith::SubIOp::create(b, l, arith::MulIOp::create(b, l, o, idx(b, l, stride)), idx(b, l, pad)),
-      arith::MulIOp::create(b, l, k, idx(b, l, dilation)));
-  Value ok = arith::AndIOp::create(b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, idx(b, l, lo)),
-                                   arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, idx(b, l, hi)));
+      b, l, arith::SubIOp::create(b, l, arith::MulIOp::create(b, l, o, indexConstant(b, l, stride)), indexConstant(b, l, pad)),
+      arith::MulIOp::create(b, l, k, indexConstant(b, l, dilation)));
+  Value ok = arith::AndIOp::create(b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, indexConstant(b, l, lo)),
+                                   arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, indexConstant(b, l, hi)));
   return {i, ok};
 }
 
-Value clampIndex(OpBuilder &b, Location loc, Value i, int64_t size) {
-  Value lo = arith::MaxSIOp::create(b, loc, i, idx(b, loc, 0));
-  return arith::MinSIOp::create(b, loc, lo, idx(b, loc, std::max<int64_t>(size - 1, 0)));
-}
 
 template <typename PoolOp>
 SmallVector<Value> pool(OpBuilder &b, Location loc, PoolOp op, Value x, ValueRange inits) {
@@ -76,10 +62,10 @@ SmallVector<Value> pool(OpBuilder &b, Location loc, PoolOp op, Value x, ValueRan
     winExprs.push_back(getAffineDimExpr(rank + s, ctx));
   AffineMap winMap = AffineMap::get(rank + spatial, 0, winExprs, ctx);
   AffineMap outMap = AffineMap::getMultiDimIdentityMap(rank + spatial, ctx).getMajorSubMap(rank);
-  Value acc = fill(b, loc, init, isMax ? lowestValue(b, loc, t, u) : cst(b, loc, t, 0));
+  Value acc = fill(b, loc, init, isMax ? lowestValue(b, loc, t, u) : scalarConstant(b, loc, t, 0));
   // Average pools count the taps; max pools with indices track the argmax.
-  Value second = withIndices ? fill(b, loc, inits[1], cst(b, loc, b.getI64Type(), -1))
-                             : fill(b, loc, emptyTensor(b, loc, outType.getShape(), t), cst(b, loc, t, 0));
+  Value second = withIndices ? fill(b, loc, inits[1], scalarConstant(b, loc, b.getI64Type(), -1))
+                             : fill(b, loc, emptyTensor(b, loc, outType.getShape(), t), scalarConstant(b, loc, t, 0));
   bool twoOutputs = !isMax || withIndices;
   auto results = generic(
       b, loc, window, twoOutputs ? ValueRange{acc, second} : ValueRange{acc},
@@ -107,7 +93,7 @@ SmallVector<Value> pool(OpBuilder &b, Location loc, PoolOp op, Value x, ValueRan
           Value better = isa<FloatType>(t)
                              ? (Value)arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, v, s[1])
                              : (Value)arith::CmpIOp::create(nb, l, u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt, v, s[1]);
-          Value first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, s[2], cst(nb, l, nb.getI64Type(), 0));
+          Value first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, s[2], scalarConstant(nb, l, nb.getI64Type(), 0));
           Value take = arith::AndIOp::create(nb, l, valid, arith::OrIOp::create(nb, l, better, first));
           // Batch and channel first, then the spatial axes in storage order.
           SmallVector<size_t> order{0, 1};
@@ -115,7 +101,7 @@ SmallVector<Value> pool(OpBuilder &b, Location loc, PoolOp op, Value x, ValueRan
             order.push_back(columnMajor ? 2 + spatial - 1 - d : 2 + d);
           Value flat = src[order[0]];
           for (size_t k = 1; k < order.size(); ++k)
-            flat = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, flat, idx(nb, l, inShape[order[k]])),
+            flat = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, flat, indexConstant(nb, l, inShape[order[k]])),
                                          src[order[k]]);
           Value flat64 = arith::IndexCastOp::create(nb, l, nb.getI64Type(), flat);
           return {arith::SelectOp::create(nb, l, take, v, s[1]), arith::SelectOp::create(nb, l, take, flat64, s[2])};
@@ -126,8 +112,8 @@ SmallVector<Value> pool(OpBuilder &b, Location loc, PoolOp op, Value x, ValueRan
                                            : (Value)arith::MaxSIOp::create(nb, l, v, s[1]));
           return {arith::SelectOp::create(nb, l, valid, m, s[1])};
         }
-        Value sum = arith::SelectOp::create(nb, l, valid, addS(nb, l, s[1], v), s[1]);
-        Value n = arith::SelectOp::create(nb, l, counted, addS(nb, l, s[2], cst(nb, l, t, 1)), s[2]);
+        Value sum = arith::SelectOp::create(nb, l, valid, addScalars(nb, l, s[1], v), s[1]);
+        Value n = arith::SelectOp::create(nb, l, counted, addScalars(nb, l, s[2], scalarConstant(nb, l, t, 1)), s[2]);
         return {sum, n};
       });
   if (isMax)
@@ -136,6 +122,19 @@ SmallVector<Value> pool(OpBuilder &b, Location loc, PoolOp op, Value x, ValueRan
                            [](OpBuilder &nb, Location l, ValueRange s) -> Value {
                              return arith::DivFOp::create(nb, l, s[0], s[1]);
                            })};
+}
+
+/// result + bias[channel] (axis 1) into `init`; `result` when there is no bias.
+Value addChannelBias(OpBuilder &b, Location loc, Value result, Value bias, Value init) {
+  if (!bias)
+    return result;
+  int64_t rank = typeOf(init).getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, b.getContext()));
+  return generic(b, loc, {result, bias}, init, {id, channel, id}, iterators(rank, 0),
+                 [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                   return {addScalars(nb, l, s[0], s[1])};
+                 })[0];
 }
 
 /// Direct N-d grouped convolution: out[n,m,o] = sum_{c,k} x[n, g*Cg+c, o*s-p+k*d] * w[m,c,k] + bias[m].
@@ -165,13 +164,13 @@ Value conv(OpBuilder &b, Location loc, nn::ConvOp op, Value x, Value w, Value bi
   SmallVector<utils::IteratorType> it(numDims, utils::IteratorType::parallel);
   for (int64_t d = 2; d < 3 + spatial; ++d)
     it[d] = utils::IteratorType::reduction;
-  Value acc = fill(b, loc, init, cst(b, loc, t, 0));
+  Value acc = fill(b, loc, init, scalarConstant(b, loc, t, 0));
   Value result = generic(
       b, loc, w, acc, {wMap, outMap}, it,
       [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
         Value m = linalg::IndexOp::create(nb, l, 1), c = linalg::IndexOp::create(nb, l, 2);
-        Value g = arith::DivUIOp::create(nb, l, m, idx(nb, l, mg));
-        Value cin = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, g, idx(nb, l, cg)), c);
+        Value g = arith::DivUIOp::create(nb, l, m, indexConstant(nb, l, mg));
+        Value cin = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, g, indexConstant(nb, l, cg)), c);
         SmallVector<Value> src{linalg::IndexOp::create(nb, l, 0), cin};
         Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
         for (int64_t d = 0; d < spatial; ++d) {
@@ -182,17 +181,10 @@ Value conv(OpBuilder &b, Location loc, nn::ConvOp op, Value x, Value w, Value bi
           src.push_back(clampIndex(nb, l, i, inShape[2 + d]));
         }
         Value v = tensor::ExtractOp::create(nb, l, x, src);
-        Value prod = mulS(nb, l, v, s[0]);
-        return {arith::SelectOp::create(nb, l, valid, addS(nb, l, s[1], prod), s[1])};
+        Value prod = mulScalars(nb, l, v, s[0]);
+        return {arith::SelectOp::create(nb, l, valid, addScalars(nb, l, s[1], prod), s[1])};
       })[0];
-  if (!bias)
-    return result;
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, ctx));
-  return generic(b, loc, {result, bias}, init, {id, channel, id}, iterators(rank, 0),
-                 [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
-                   return {addS(nb, l, s[0], s[1])};
-                 })[0];
+  return addChannelBias(b, loc, result, bias, init);
 }
 
 /// Direct transposed convolution: out[n,m,o] = sum_{c,k} x[n, g*Cg+c, (o+p-k*d)/s] * w[g*Cg+c, m%Mg, k]
@@ -217,41 +209,34 @@ Value convTranspose(OpBuilder &b, Location loc, nn::ConvTransposeOp op, Value x,
     redExprs.push_back(getAffineDimExpr(rank + i, ctx));
   AffineMap redMap = AffineMap::get(numDims, 0, redExprs, ctx);
   AffineMap outMap = AffineMap::getMultiDimIdentityMap(numDims, ctx).getMajorSubMap(rank);
-  Value acc = fill(b, loc, init, cst(b, loc, t, 0));
+  Value acc = fill(b, loc, init, scalarConstant(b, loc, t, 0));
   Value result = generic(
       b, loc, red, acc, {redMap, outMap}, iterators(rank, 1 + spatial),
       [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
         Value m = linalg::IndexOp::create(nb, l, 1), c = linalg::IndexOp::create(nb, l, rank);
-        Value g = arith::DivUIOp::create(nb, l, m, idx(nb, l, mg));
-        Value mIn = arith::RemUIOp::create(nb, l, m, idx(nb, l, mg));
-        Value cin = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, g, idx(nb, l, cg)), c);
+        Value g = arith::DivUIOp::create(nb, l, m, indexConstant(nb, l, mg));
+        Value mIn = arith::RemUIOp::create(nb, l, m, indexConstant(nb, l, mg));
+        Value cin = arith::AddIOp::create(nb, l, arith::MulIOp::create(nb, l, g, indexConstant(nb, l, cg)), c);
         SmallVector<Value> xSrc{linalg::IndexOp::create(nb, l, 0), cin}, wSrc{cin, mIn};
         Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
         for (int64_t d = 0; d < spatial; ++d) {
           Value o = linalg::IndexOp::create(nb, l, 2 + d), k = linalg::IndexOp::create(nb, l, rank + 1 + d);
-          Value num = arith::SubIOp::create(nb, l, arith::AddIOp::create(nb, l, o, idx(nb, l, pads[d])),
-                                            arith::MulIOp::create(nb, l, k, idx(nb, l, dilations[d])));
-          Value i = arith::DivSIOp::create(nb, l, num, idx(nb, l, strides[d]));
+          Value num = arith::SubIOp::create(nb, l, arith::AddIOp::create(nb, l, o, indexConstant(nb, l, pads[d])),
+                                            arith::MulIOp::create(nb, l, k, indexConstant(nb, l, dilations[d])));
+          Value i = arith::DivSIOp::create(nb, l, num, indexConstant(nb, l, strides[d]));
           Value exact = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                              arith::RemSIOp::create(nb, l, num, idx(nb, l, strides[d])), idx(nb, l, 0));
+                                              arith::RemSIOp::create(nb, l, num, indexConstant(nb, l, strides[d])), indexConstant(nb, l, 0));
           Value inRange = arith::AndIOp::create(
-              nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, num, idx(nb, l, 0)),
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(nb, l, inShape[2 + d])));
+              nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, num, indexConstant(nb, l, 0)),
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, indexConstant(nb, l, inShape[2 + d])));
           valid = arith::AndIOp::create(nb, l, valid, arith::AndIOp::create(nb, l, exact, inRange));
           xSrc.push_back(clampIndex(nb, l, i, inShape[2 + d]));
           wSrc.push_back(k);
         }
-        Value prod = mulS(nb, l, tensor::ExtractOp::create(nb, l, x, xSrc), tensor::ExtractOp::create(nb, l, w, wSrc));
-        return {arith::SelectOp::create(nb, l, valid, addS(nb, l, s[1], prod), s[1])};
+        Value prod = mulScalars(nb, l, tensor::ExtractOp::create(nb, l, x, xSrc), tensor::ExtractOp::create(nb, l, w, wSrc));
+        return {arith::SelectOp::create(nb, l, valid, addScalars(nb, l, s[1], prod), s[1])};
       })[0];
-  if (!bias)
-    return result;
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, ctx));
-  return generic(b, loc, {result, bias}, init, {id, channel, id}, iterators(rank, 0),
-                 [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
-                   return {addS(nb, l, s[0], s[1])};
-                 })[0];
+  return addChannelBias(b, loc, result, bias, init);
 }
 
 /// numpy matmul as loops (batch dims broadcast, 1-d operands promoted).
@@ -281,10 +266,10 @@ Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init) {
     re.push_back(getAffineDimExpr(batch + hasI, ctx));
   SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, le, ctx), AffineMap::get(numDims, 0, re, ctx),
                               AffineMap::getMultiDimIdentityMap(numDims, ctx).getMajorSubMap(outRank)};
-  Value acc = fill(b, loc, init, cst(b, loc, ot.getElementType(), 0));
+  Value acc = fill(b, loc, init, scalarConstant(b, loc, ot.getElementType(), 0));
   return generic(b, loc, {lhs, rhs}, acc, maps, iterators(outRank, 1),
                  [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
-                   return {addS(nb, l, s[2], mulS(nb, l, s[0], s[1]))};
+                   return {addScalars(nb, l, s[2], mulScalars(nb, l, s[0], s[1]))};
                  })[0];
 }
 
@@ -295,19 +280,19 @@ Value gemm(OpBuilder &b, Location loc, nn::GemmOp op, Value a, Value bm, Value c
   AffineMap bMap = AffineMap::get(3, 0, op.getTransB() ? ArrayRef<AffineExpr>{j, k} : ArrayRef<AffineExpr>{k, j}, ctx);
   AffineMap oMap = AffineMap::get(3, 0, {i, j}, ctx);
   Type t = typeOf(init).getElementType();
-  Value acc = fill(b, loc, init, cst(b, loc, t, 0));
+  Value acc = fill(b, loc, init, scalarConstant(b, loc, t, 0));
   Value prod = generic(b, loc, {a, bm}, acc, {aMap, bMap, oMap}, iterators(2, 1),
                        [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
-                         return {addS(nb, l, s[2], mulS(nb, l, s[0], s[1]))};
+                         return {addScalars(nb, l, s[2], mulScalars(nb, l, s[0], s[1]))};
                        })[0];
   double alpha = op.getAlpha().convertToDouble(), beta = op.getBeta().convertToDouble();
   SmallVector<Value> ins{prod};
   if (c)
     ins.push_back(c);
   return broadcastGeneric(b, loc, ins, init, [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
-    Value y = mulS(nb, l, s[0], cst(nb, l, t, alpha));
+    Value y = mulScalars(nb, l, s[0], scalarConstant(nb, l, t, alpha));
     if (s.size() > 1)
-      y = addS(nb, l, y, mulS(nb, l, s[1], cst(nb, l, t, beta)));
+      y = addScalars(nb, l, y, mulScalars(nb, l, s[1], scalarConstant(nb, l, t, beta)));
     return y;
   });
 }
