@@ -51,9 +51,11 @@ constexpr const char *kLoweringPipeline =
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
     "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-    "convert-math-to-libm,"
+    // LLVM intrinsics first (fma from the approximations must not become
+    // fmaf calls), libm for the rest (erf of f64, pow...).
+    "convert-math-to-llvm,convert-math-to-libm,"
     "finalize-memref-to-llvm,"
-    "convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,"
+    "convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "reconcile-unrealized-casts";
 
@@ -216,7 +218,9 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(ModuleOp execModule) {
   {
     RewritePatternSet patterns(ctx);
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return llvm::is_contained({"tanh", "erf", "exp", "expm1", "log", "log1p", "log2"}, name);
+      return llvm::is_contained({"math.tanh", "math.erf", "math.exp", "math.expm1", "math.log",
+                                 "math.log1p", "math.log2"},
+                                name);
     });
     if (failed(applyPatternsGreedily(*module, std::move(patterns))))
       return fail("internal error: math approximation did not converge");
