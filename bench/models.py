@@ -17,13 +17,23 @@ Uses Debian's python3-onnx (run with /usr/bin/python3).
 import argparse
 import json
 import os
+import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-OPSET = 17
-IR_VERSION = 8
+# One graph builder for the examples and the zoo (seeded weights, op naming).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "models"))
+from make_models import Builder as ExampleBuilder  # noqa: E402
+
+
+class Builder(ExampleBuilder):
+    def model(self, name, inputs, outputs):
+        return super().model(name, inputs, outputs, producer="nncc-bench")
+
+
+
 
 # One place for every size; docs/performance.md quotes these.
 SIZES = {
@@ -43,43 +53,6 @@ SIZES = {
     # -inf, tanh-GELU ("gelu_new"), final LayerNormalization; hidden 512, 8 heads, sequence 64.
     "gpt": dict(hidden=512, heads=8, ffn=2048, layers=1, seq=64),
 }
-
-
-class Builder:
-    def __init__(self, seed):
-        self.rng = np.random.default_rng(seed)
-        self.nodes, self.inits, self.count = [], [], 0
-
-    def weight(self, name, shape, scale=None):
-        fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
-        scale = scale if scale is not None else 1.0 / np.sqrt(max(fan_in, 1))
-        value = (self.rng.standard_normal(shape) * scale).astype(np.float32)
-        self.inits.append(numpy_helper.from_array(value, name))
-        return name
-
-    def const(self, name, value):
-        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
-        return name
-
-    def op(self, op_type, inputs, outputs=1, **attrs):
-        self.count += 1
-        names = [f"{op_type.lower()}_{self.count}" + (f"_{i}" if outputs > 1 else "")
-                 for i in range(outputs)]
-        self.nodes.append(helper.make_node(op_type, inputs, names, name=f"{op_type}_{self.count}",
-                                           **attrs))
-        return names[0] if outputs == 1 else names
-
-    def rename_last_output(self, name):
-        self.nodes[-1].output[0] = name
-        return name
-
-    def model(self, name, inputs, outputs):
-        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                                  producer_name="nncc-bench")
-        model.ir_version = IR_VERSION
-        onnx.checker.check_model(model, full_check=True)
-        return model
 
 
 def f32(name, shape):

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Writes the bundled example models with seeded random weights.
 
+Also the ONNX graph `Builder` that bench/models.py uses for its zoo.
+
     /usr/bin/python3 examples/models/make_models.py OUT_DIR [--batch N]
 
 mlp.onnx          MatMul/Add/Relu x3, Softmax            (input x: [B, 64])
@@ -19,6 +21,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
+IR_VERSION = 8
 
 
 class Builder:
@@ -37,19 +40,24 @@ class Builder:
         self.inits.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
-    def op(self, op_type, inputs, **attrs):
+    def op(self, op_type, inputs, outputs=1, **attrs):
         self.count += 1
-        out = f"{op_type.lower()}_{self.count}"
-        self.nodes.append(helper.make_node(op_type, inputs, [out], name=f"{op_type}_{self.count}",
+        names = [f"{op_type.lower()}_{self.count}" + (f"_{i}" if outputs > 1 else "")
+                 for i in range(outputs)]
+        self.nodes.append(helper.make_node(op_type, inputs, names, name=f"{op_type}_{self.count}",
                                            **attrs))
-        return out
+        return names[0] if outputs == 1 else names
 
-    def model(self, name, inputs, outputs):
+    def rename_last_output(self, name):
+        self.nodes[-1].output[0] = name
+        return name
+
+    def model(self, name, inputs, outputs, producer="nncc-examples"):
         graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                                  producer_name="nncc-examples")
-        model.ir_version = 8
-        onnx.checker.check_model(model)
+                                  producer_name=producer)
+        model.ir_version = IR_VERSION
+        onnx.checker.check_model(model, full_check=True)
         return model
 
 
@@ -63,7 +71,7 @@ def mlp(batch):
         if i < 2:
             h = b.op("Relu", [h])
     out = b.op("Softmax", [h], axis=-1)
-    b.nodes[-1].output[0] = "probs"
+    b.rename_last_output("probs")
     return b.model("mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 64])],
                    [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [batch, 10])])
 
@@ -90,7 +98,7 @@ def cnn(batch):
     h = b.op("GlobalAveragePool", [h])
     h = b.op("Flatten", [h], axis=1)
     out = b.op("Gemm", [h, b.weight("fc_w", [10, 32]), b.weight("fc_b", [10], 0.1)], transB=1)
-    b.nodes[-1].output[0] = "logits"
+    b.rename_last_output("logits")
     return b.model("cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, 32, 32])],
                    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 10])])
 
@@ -127,7 +135,7 @@ def transformer(batch, seq=16, dim=64, heads=4, layers=1):
                          b.weight(f"l{l}_ff2_b", [dim], 0.02)])
         h = b.op("LayerNormalization", [b.op("Add", [h, f]), b.weight(f"l{l}_ln2_g", [dim], 0.1),
                                         b.weight(f"l{l}_ln2_b", [dim], 0.1)], axis=-1, epsilon=1e-5)
-    b.nodes[-1].output[0] = "y"
+    b.rename_last_output("y")
     return b.model("transformer",
                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, dim])],
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, seq, dim])])

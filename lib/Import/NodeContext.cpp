@@ -27,6 +27,14 @@ RankedTensorType NodeContext::inputType(size_t i) const {
   return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
 }
 
+SmallVector<Value> NodeContext::presentInputs(size_t count) const {
+  SmallVector<Value> present;
+  for (size_t i = 0; i < count; ++i)
+    if (Value v = input(i))
+      present.push_back(v);
+  return present;
+}
+
 std::optional<DenseElementsAttr> NodeContext::constInput(size_t i) const {
   DenseElementsAttr attr;
   if (Value v = input(i); v && matchPattern(v, m_Constant(&attr)))

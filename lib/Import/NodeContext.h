@@ -35,6 +35,9 @@ public:
   size_t numInputs() const { return inputs_.size(); }
   mlir::Value input(size_t i) const { return i < inputs_.size() ? inputs_[i] : mlir::Value(); }
   mlir::RankedTensorType inputType(size_t i) const;
+  /// The present inputs among the first `count` (omitted optional ones left
+  /// out), for ops whose trailing operands are optional.
+  llvm::SmallVector<mlir::Value> presentInputs(size_t count) const;
   /// The values of a constant input (initializer, Constant node or folded).
   std::optional<mlir::DenseElementsAttr> constInput(size_t i) const;
   std::optional<llvm::SmallVector<int64_t>> constInts(size_t i) const;

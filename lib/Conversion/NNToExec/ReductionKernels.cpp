@@ -48,10 +48,6 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes, bo
 }
 
 
-/// Elementwise map of one tensor (with broadcasting extras) into `init`.
-Value map(OpBuilder &b, Location loc, ValueRange inputs, Value init, const ScalarBody &body) {
-  return broadcastGeneric(b, loc, inputs, init, body);
-}
 
 int64_t count(RankedTensorType t, ArrayRef<int64_t> axes) {
   int64_t n = 1;
@@ -63,7 +59,7 @@ int64_t count(RankedTensorType t, ArrayRef<int64_t> axes) {
 /// Copies `v` into `init` (same shape) — used to land a computed tensor in
 /// the kernel's destination.
 Value into(OpBuilder &b, Location loc, Value v, Value init) {
-  return map(b, loc, v, init, [](OpBuilder &, Location, ValueRange s) { return s[0]; });
+  return broadcastGeneric(b, loc, v, init, [](OpBuilder &, Location, ValueRange s) { return s[0]; });
 }
 
 template <typename OpTy>
@@ -102,7 +98,7 @@ FailureOr<SmallVector<Value>> buildReduce(OpBuilder &b, OpTy op, ValueRange args
                });
   auto inType = cast<RankedTensorType>(x.getType());
   int64_t n = count(inType, axes);
-  return SmallVector<Value>{map(b, loc, r, inits[0], [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
+  return SmallVector<Value>{broadcastGeneric(b, loc, r, inits[0], [&](OpBuilder &nb, Location l, ValueRange s) -> Value {
     if (isa<nn::ReduceMeanOp>(op)) {
       if (isa<FloatType>(t))
         return arith::DivFOp::create(nb, l, s[0], scalarConstant(nb, l, t, (double)n));
@@ -181,13 +177,13 @@ FailureOr<SmallVector<Value>> buildSoftmax(OpBuilder &b, Operation *op, int64_t 
     return arith::MaximumFOp::create(nb, l, v, acc);
   };
   Value mx = reduce(b, loc, x, {axis}, true, lowestValue(b, loc, t, false), maxOf);
-  Value shifted = map(b, loc, {x, mx}, emptyTensor(b, loc, cast<RankedTensorType>(x.getType()).getShape(), t),
+  Value shifted = broadcastGeneric(b, loc, {x, mx}, emptyTensor(b, loc, cast<RankedTensorType>(x.getType()).getShape(), t),
                       [](OpBuilder &nb, Location l, ValueRange s) -> Value {
                         return arith::SubFOp::create(nb, l, s[0], s[1]);
                       });
   Value sum = reduce(b, loc, shifted, {axis}, true, scalarConstant(b, loc, t, 0), addScalars,
                      [](OpBuilder &nb, Location l, Value v) -> Value { return math::ExpOp::create(nb, l, v); });
-  return SmallVector<Value>{map(b, loc, {shifted, sum}, inits[0],
+  return SmallVector<Value>{broadcastGeneric(b, loc, {shifted, sum}, inits[0],
                                 [isLog](OpBuilder &nb, Location l, ValueRange s) -> Value {
                                   if (isLog)
                                     return arith::SubFOp::create(nb, l, s[0], math::LogOp::create(nb, l, s[1]));
@@ -201,14 +197,14 @@ Value normalize(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes, dou
   Type t = type.getElementType();
   double n = (double)count(type, axes);
   Value sum = reduce(b, loc, x, axes, true, scalarConstant(b, loc, t, 0), addScalars);
-  Value centered = map(b, loc, {x, sum}, emptyTensor(b, loc, type.getShape(), t),
+  Value centered = broadcastGeneric(b, loc, {x, sum}, emptyTensor(b, loc, type.getShape(), t),
                        [n](OpBuilder &nb, Location l, ValueRange s) -> Value {
                          Value mean = arith::DivFOp::create(nb, l, s[1], scalarConstant(nb, l, s[1].getType(), n));
                          return arith::SubFOp::create(nb, l, s[0], mean);
                        });
   Value sq = reduce(b, loc, centered, axes, true, scalarConstant(b, loc, t, 0), addScalars,
                     [](OpBuilder &nb, Location l, Value v) { return mulScalars(nb, l, v, v); });
-  return map(b, loc, {centered, sq}, emptyTensor(b, loc, type.getShape(), t),
+  return broadcastGeneric(b, loc, {centered, sq}, emptyTensor(b, loc, type.getShape(), t),
              [n, eps](OpBuilder &nb, Location l, ValueRange s) -> Value {
                Type et = s[0].getType();
                Value var = arith::DivFOp::create(nb, l, s[1], scalarConstant(nb, l, et, n));
@@ -286,7 +282,7 @@ FailureOr<SmallVector<Value>> buildReduction(OpBuilder &b, Operation *op, ValueR
     SmallVector<Value> ins{norm, args[1]};
     if (args.size() > 2)
       ins.push_back(args[2]);
-    return SmallVector<Value>{map(b, loc, ins, inits[0], [](OpBuilder &nb, Location l, ValueRange s) -> Value {
+    return SmallVector<Value>{broadcastGeneric(b, loc, ins, inits[0], [](OpBuilder &nb, Location l, ValueRange s) -> Value {
       Value y = arith::MulFOp::create(nb, l, s[0], s[1]);
       return s.size() > 2 ? (Value)arith::AddFOp::create(nb, l, y, s[2]) : y;
     })};

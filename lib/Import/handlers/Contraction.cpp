@@ -24,9 +24,7 @@ LogicalResult gemm(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   auto type = ctx.resultType(0);
   if (failed(type))
     return failure();
-  SmallVector<Value> operands{ctx.input(0), ctx.input(1)};
-  if (ctx.input(2))
-    operands.push_back(ctx.input(2));
+  SmallVector<Value> operands = ctx.presentInputs(3);
   out.push_back(build<nn::GemmOp>(ctx, *type, operands,
                                   {f64Attr(ctx, "alpha", ctx.attrFloat("alpha", 1.0)),
                                    f64Attr(ctx, "beta", ctx.attrFloat("beta", 1.0)),
@@ -102,9 +100,7 @@ LogicalResult conv(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   auto type = ctx.resultType(0);
   if (failed(window) || failed(type))
     return failure();
-  SmallVector<Value> operands{ctx.input(0), ctx.input(1)};
-  if (ctx.input(2))
-    operands.push_back(ctx.input(2));
+  SmallVector<Value> operands = ctx.presentInputs(3);
   out.push_back(build<nn::ConvOp>(
       ctx, *type, operands,
       {i64ArrayAttr(ctx, "strides", window->strides), i64ArrayAttr(ctx, "pads", window->pads),
@@ -163,9 +159,7 @@ LogicalResult convTranspose(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   auto type = ctx.resultType(0);
   if (failed(type))
     return failure();
-  SmallVector<Value> operands{ctx.input(0), ctx.input(1)};
-  if (ctx.input(2))
-    operands.push_back(ctx.input(2));
+  SmallVector<Value> operands = ctx.presentInputs(3);
   out.push_back(build<nn::ConvTransposeOp>(
       ctx, *type, operands,
       {i64ArrayAttr(ctx, "strides", strides), i64ArrayAttr(ctx, "pads", pads),

@@ -124,9 +124,7 @@ LogicalResult layerNorm(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(axis))
     return failure();
   double epsilon = ctx.attrFloat("epsilon", 1e-5);
-  SmallVector<Value> operands{ctx.input(0), ctx.input(1)};
-  if (ctx.input(2))
-    operands.push_back(ctx.input(2));
+  SmallVector<Value> operands = ctx.presentInputs(3);
   out.push_back(build<nn::LayerNormOp>(
       ctx, ctx.inputType(0), operands,
       {i64Attr(ctx, "axis", *axis), f64Attr(ctx, "epsilon", epsilon)}));
