@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define NNCC_MODULE_MAGIC 0x4E4E4343u /* "NNCC" */
-#define NNCC_MODULE_ABI_VERSION 1u
+#define NNCC_MODULE_ABI_VERSION 2u
 #define NNCC_MODULE_SYMBOL "nncc_module_get"
 
 /** Element types, numbered like ONNX's TensorProto.DataType. */
@@ -66,10 +66,15 @@ typedef enum nncc_step_kind {
    * parallel extent E > 0 may be split: each call covers [begin, end) of its
    * outermost parallel loop, 0 <= begin < end <= E. */
   NNCC_STEP_KERNEL = 1,
-  /* Batched GEMM: C = alpha * op(A) * op(B) + beta * C, row-major, f32.
+  /* Batched GEMM: C = alpha * op(A) * op(B) + beta * C, row-major.
    * args: A, B, C. iparams: batch, M, N, K, trans_a, trans_b, lda, ldb, ldc,
-   * stride_a, stride_b, stride_c (elements; a stride of 0 broadcasts).
-   * fparams: alpha, beta. */
+   * stride_a, stride_b, stride_c (elements; a stride of 0 broadcasts),
+   * then optionally dtype_a, dtype_b, dtype_c (nncc_dtype; F32, F16 or BF16,
+   * all F32 when absent), allow_tf32 (0/1) and activation (0 none, 1 relu,
+   * 2 gelu with erf). An optional args[3] is a bias of N elements (dtype_c)
+   * added to every row: C = act(alpha * op(A) * op(B) + beta * C + bias).
+   * Products accumulate in f32; a low-precision C is rounded to nearest even
+   * once, at the end. fparams: alpha, beta. */
   NNCC_STEP_GEMM = 2,
   /* Copy args[0] to args[1] (bytes of args[1]). */
   NNCC_STEP_COPY = 3,
@@ -105,11 +110,31 @@ typedef struct nncc_entry {
 /** Host code of a kernel: args[i] is the i-th buffer of the step. */
 typedef void (*nncc_cpu_kernel_fn)(void **args, int64_t begin, int64_t end);
 
+/** One launch of a kernel's GPU code: entry `function` of every GPU image,
+ * called with one device pointer per step arg, in order. */
+typedef struct nncc_gpu_launch {
+  const char *function;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_bytes; /* dynamic shared memory */
+} nncc_gpu_launch;
+
 typedef struct nncc_kernel {
   const char *name;
   nncc_cpu_kernel_fn cpu; /* NULL when the module has no CPU target */
-  const char *ptx;        /* reserved for the CUDA target: NUL-terminated PTX, or NULL */
+  /* GPU code: launches run in order on the session's stream (a kernel with
+   * several loop nests needs one launch per nest). 0 without a CUDA target. */
+  int32_t num_gpu_launches;
+  const nncc_gpu_launch *gpu_launches;
 } nncc_kernel;
+
+/** The device code of every kernel for one GPU architecture. */
+typedef struct nncc_gpu_image {
+  const char *arch;       /* "sm_90" */
+  const char *ptx;        /* NUL-terminated PTX with every nncc_gpu_launch.function */
+  const uint8_t *cubin;   /* ptxas output for `arch`, or NULL (the driver JITs the PTX) */
+  int64_t cubin_bytes;
+} nncc_gpu_image;
 
 /** A constant tensor (model weight) stored in the module's weight blob. */
 typedef struct nncc_weight {
@@ -135,6 +160,10 @@ typedef struct nncc_module {
   const char *weights_file;
   int64_t weights_bytes;
   uint64_t weights_checksum; /* FNV-1a 64 of the blob, checked at load */
+  /* CUDA targets: one image per architecture (the runtime picks the cubin of
+   * the device's compute capability, else the newest PTX it can JIT). */
+  int32_t num_gpu_images;
+  const nncc_gpu_image *gpu_images;
 } nncc_module;
 
 /** The one symbol a model.so exports. */

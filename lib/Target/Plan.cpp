@@ -553,7 +553,7 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
   if (!plan.kernels.empty()) {
     os << "static const nncc_kernel kernels[] = {\n";
     for (const auto &k : plan.kernels)
-      os << "  {" << cString(k) << ", nncc_" << k << ", NULL},\n";
+      os << "  {" << cString(k) << ", nncc_" << k << ", 0, NULL},\n";
     os << "};\n";
   }
   const WeightBlob &w = plan.weights;
@@ -570,7 +570,8 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
      << "  " << w.names.size() << ", " << (w.names.empty() ? "NULL" : "weights") << ",\n"
      << "  " << (weightsFile.empty() ? "nncc_weights_blob" : "NULL") << ", "
      << (weightsFile.empty() ? "NULL" : cString(weightsFile)) << ",\n"
-     << "  " << w.data.size() << ", " << weightsChecksum(w.data) << "ull,\n};\n\n"
+     << "  " << w.data.size() << ", " << weightsChecksum(w.data) << "ull,\n"
+     << "  0, NULL,\n};\n\n"
      << "__attribute__((visibility(\"default\"))) const nncc_module *nncc_module_get(void) {\n"
      << "  return &module;\n}\n";
   return s;
