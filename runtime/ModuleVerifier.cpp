@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DType.h"
+#include "GemmParams.h"
 #include "Module.h"
 
 #include <climits>
@@ -49,19 +50,103 @@ Status verifyDescs(const std::string &where, int32_t n, const nncc_tensor_desc *
   return Status::ok();
 }
 
-/// Elements a strided matrix operand spans: rows x cols with leading
-/// dimension ld, `batch` times `stride` apart. False on overflow.
-bool matrixSpan(int64_t batch, int64_t rows, int64_t cols, int64_t ld, int64_t stride,
-                int64_t *out) {
-  if (batch == 0 || rows == 0 || cols == 0) {
-    *out = 0;
-    return true;
+/// GPU launches: a function name, a non-empty grid and a block the hardware
+/// accepts (at most 1024 threads).
+Status verifyKernel(int32_t k, const nncc_kernel &kernel) {
+  if (!kernel.name)
+    return invalid("kernel " + std::to_string(k) + " has no name");
+  std::string where = "kernel '" + std::string(kernel.name) + "'";
+  if (!validCount(kernel.num_gpu_launches, kernel.gpu_launches))
+    return invalid(where + " has an invalid GPU launch table");
+  for (int32_t l = 0; l < kernel.num_gpu_launches; ++l) {
+    const nncc_gpu_launch &g = kernel.gpu_launches[l];
+    std::string wl = where + " GPU launch " + std::to_string(l);
+    if (!g.function)
+      return invalid(wl + " has no function name");
+    uint64_t threads = uint64_t(g.block[0]) * g.block[1] * g.block[2];
+    if (g.grid[0] == 0 || g.grid[1] == 0 || g.grid[2] == 0 || threads == 0)
+      return invalid(wl + format(" ('%s') has an empty grid %ux%ux%u or block %ux%ux%u",
+                                 g.function, g.grid[0], g.grid[1], g.grid[2], g.block[0],
+                                 g.block[1], g.block[2]));
+    if (threads > 1024)
+      return invalid(wl + format(" ('%s') has a block of %llu threads (at most 1024)", g.function,
+                                 static_cast<unsigned long long>(threads)));
   }
-  int64_t a, b, c;
-  if (__builtin_mul_overflow(batch - 1, stride, &a) || __builtin_mul_overflow(rows - 1, ld, &b) ||
-      __builtin_add_overflow(a, b, &c) || __builtin_add_overflow(c, cols, out))
-    return false;
-  return true;
+  return Status::ok();
+}
+
+/// A GPU image names its architecture and always has PTX (the fallback the
+/// driver can JIT); a cubin is optional.
+Status verifyGpuImage(int32_t i, const nncc_gpu_image &img) {
+  std::string where = "GPU image " + std::to_string(i);
+  if (!img.arch || std::strncmp(img.arch, "sm_", 3) != 0)
+    return invalid(where + " has no architecture (expected \"sm_XY\")");
+  where += " (" + std::string(img.arch) + ")";
+  if (!img.ptx)
+    return invalid(where + " has no PTX");
+  if (img.cubin_bytes < 0 || (img.cubin_bytes > 0) != (img.cubin != nullptr))
+    return invalid(where + " has an inconsistent cubin (pointer and size disagree)");
+  return Status::ok();
+}
+
+bool gemmDtype(int32_t t) {
+  return t == NNCC_DTYPE_F32 || t == NNCC_DTYPE_F16 || t == NNCC_DTYPE_BF16;
+}
+
+/// A GEMM step: parameter counts, sizes, flags, dtypes, and every operand
+/// (bias included) inside its buffer region.
+Status verifyGemm(const std::string &where, const nncc_step &st) {
+  if (st.num_args < 3 || st.num_args > 4 || st.num_iparams < 12 || st.num_iparams > 17 ||
+      st.num_fparams < 2)
+    return invalid(where + format("a GEMM needs 3 or 4 args, 12 to 17 integer and 2 float "
+                                  "parameters (has %d, %d, %d)",
+                                  st.num_args, st.num_iparams, st.num_fparams));
+  int32_t writtenKind = st.args[2].kind;
+  if (writtenKind == NNCC_BUFFER_INPUT || writtenKind == NNCC_BUFFER_WEIGHT)
+    return invalid(where + "arg 2 is written but refers to an input or a weight");
+  GemmParams g = decodeGemm(st);
+  if (g.batch < 0 || g.m < 0 || g.n < 0 || g.k < 0 || g.m > INT_MAX || g.n > INT_MAX ||
+      g.k > INT_MAX)
+    return invalid(where + "GEMM sizes out of range");
+  const int64_t *p = st.iparams;
+  if ((p[4] != 0 && p[4] != 1) || (p[5] != 0 && p[5] != 1))
+    return invalid(where + "GEMM transpose flags must be 0 or 1");
+  if (g.strideA < 0 || g.strideB < 0 || g.strideC < 0)
+    return invalid(where + "negative GEMM stride");
+  if (!gemmDtype(g.dtypeA) || !gemmDtype(g.dtypeB) || !gemmDtype(g.dtypeC))
+    return invalid(where + format("GEMM dtypes %s x %s -> %s: each must be f32, f16 or bf16",
+                                  dtypeName(g.dtypeA), dtypeName(g.dtypeB),
+                                  dtypeName(g.dtypeC)));
+  if (st.num_iparams > 15 && p[15] != 0 && p[15] != 1)
+    return invalid(where + "GEMM allow_tf32 must be 0 or 1");
+  if (g.activation < 0 || g.activation > 2)
+    return invalid(where + format("unknown GEMM activation %lld (0 none, 1 relu, 2 gelu)",
+                                  static_cast<long long>(g.activation)));
+  // Row-major: op(A) is MxK, stored MxK (ld >= K) or KxM (ld >= M).
+  auto ldOk = [](int64_t ld, int64_t cols) { return ld >= (cols > 1 ? cols : 1) && ld <= INT_MAX; };
+  if (!ldOk(g.lda, g.aCols()) || !ldOk(g.ldb, g.bCols()) || !ldOk(g.ldc, g.n))
+    return invalid(where + format("GEMM leading dimensions lda=%lld ldb=%lld ldc=%lld too "
+                                  "small for M=%lld N=%lld K=%lld",
+                                  (long long)g.lda, (long long)g.ldb, (long long)g.ldc,
+                                  (long long)g.m, (long long)g.n, (long long)g.k));
+  const int64_t spans[3][5] = {{g.batch, g.aRows(), g.aCols(), g.lda, g.strideA},
+                               {g.batch, g.bRows(), g.bCols(), g.ldb, g.strideB},
+                               {g.batch, g.m, g.n, g.ldc, g.strideC}};
+  const int32_t dtypes[3] = {g.dtypeA, g.dtypeB, g.dtypeC};
+  for (int a = 0; a < 3; ++a) {
+    int64_t elems, bytes;
+    if (!matrixSpan(spans[a][0], spans[a][1], spans[a][2], spans[a][3], spans[a][4], &elems) ||
+        __builtin_mul_overflow(elems, static_cast<int64_t>(dtypeSize(dtypes[a])), &bytes) ||
+        bytes > st.args[a].bytes)
+      return invalid(where + format("GEMM operand %c spans more than its %lld-byte region",
+                                    "ABC"[a], static_cast<long long>(st.args[a].bytes)));
+  }
+  if (g.hasBias &&
+      st.args[3].bytes < g.n * static_cast<int64_t>(dtypeSize(g.dtypeC)))
+    return invalid(where + format("GEMM bias (arg 3) has %lld bytes, needs N=%lld %s elements",
+                                  static_cast<long long>(st.args[3].bytes),
+                                  static_cast<long long>(g.n), dtypeName(g.dtypeC)));
+  return Status::ok();
 }
 
 } // namespace
@@ -75,8 +160,11 @@ Status Module::verify() {
     return invalid("negative weights_bytes");
 
   for (int32_t k = 0; k < m.num_kernels; ++k)
-    if (!m.kernels[k].name)
-      return invalid("kernel " + std::to_string(k) + " has no name");
+    NNCC_RETURN_IF_ERROR(verifyKernel(k, m.kernels[k]));
+  if (!validCount(m.num_gpu_images, m.gpu_images))
+    return invalid("invalid GPU image table");
+  for (int32_t i = 0; i < m.num_gpu_images; ++i)
+    NNCC_RETURN_IF_ERROR(verifyGpuImage(i, m.gpu_images[i]));
   for (int32_t w = 0; w < m.num_weights; ++w) {
     const nncc_weight &wt = m.weights[w];
     std::string name = wt.name ? wt.name : "#" + std::to_string(w);
@@ -177,43 +265,9 @@ Status Module::verify() {
         if (st.parallel_extent < 0)
           return invalid(where + "negative parallel extent");
         break;
-      case NNCC_STEP_GEMM: {
-        if (st.num_args != 3 || st.num_iparams < 12 || st.num_fparams < 2)
-          return invalid(where + "a GEMM needs 3 args, 12 integer and 2 float parameters");
-        NNCC_RETURN_IF_ERROR(writable(2));
-        const int64_t *p = st.iparams;
-        int64_t batch = p[0], M = p[1], N = p[2], K = p[3], ta = p[4], tb = p[5];
-        int64_t lda = p[6], ldb = p[7], ldc = p[8], sa = p[9], sb = p[10], sc = p[11];
-        if (batch < 0 || M < 0 || N < 0 || K < 0 || M > INT_MAX || N > INT_MAX || K > INT_MAX)
-          return invalid(where + "GEMM sizes out of range");
-        if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1))
-          return invalid(where + "GEMM transpose flags must be 0 or 1");
-        if (sa < 0 || sb < 0 || sc < 0)
-          return invalid(where + "negative GEMM stride");
-        // Row-major: op(A) is MxK, stored MxK (ld >= K) or KxM (ld >= M).
-        int64_t aRows = ta ? K : M, aCols = ta ? M : K;
-        int64_t bRows = tb ? N : K, bCols = tb ? K : N;
-        auto ldOk = [](int64_t ld, int64_t cols) {
-          return ld >= (cols > 1 ? cols : 1) && ld <= INT_MAX;
-        };
-        if (!ldOk(lda, aCols) || !ldOk(ldb, bCols) || !ldOk(ldc, N))
-          return invalid(where + format("GEMM leading dimensions lda=%lld ldb=%lld ldc=%lld too "
-                                        "small for M=%lld N=%lld K=%lld",
-                                        (long long)lda, (long long)ldb, (long long)ldc,
-                                        (long long)M, (long long)N, (long long)K));
-        const int64_t spans[3][5] = {{batch, aRows, aCols, lda, sa},
-                                     {batch, bRows, bCols, ldb, sb},
-                                     {batch, M, N, ldc, sc}};
-        for (int a = 0; a < 3; ++a) {
-          int64_t elems, bytes;
-          if (!matrixSpan(spans[a][0], spans[a][1], spans[a][2], spans[a][3], spans[a][4],
-                          &elems) ||
-              __builtin_mul_overflow(elems, int64_t(4), &bytes) || bytes > st.args[a].bytes)
-            return invalid(where + format("GEMM operand %c spans more than its %lld-byte region",
-                                          "ABC"[a], static_cast<long long>(st.args[a].bytes)));
-        }
+      case NNCC_STEP_GEMM:
+        NNCC_RETURN_IF_ERROR(verifyGemm(where, st));
         break;
-      }
       case NNCC_STEP_COPY:
         if (st.num_args != 2)
           return invalid(where + "a copy needs 2 args");

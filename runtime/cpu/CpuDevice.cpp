@@ -2,7 +2,7 @@
 #include "CpuDevice.h"
 
 #include "../Profiler.h"
-#include "Blas.h"
+#include "CpuGemm.h"
 #include "ThreadPool.h"
 
 #include <algorithm>
@@ -14,7 +14,6 @@ namespace nncc::rt {
 namespace {
 
 constexpr int64_t kAlign = 64;
-constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
 /// Chunks per thread a parallel kernel is split into: a few, so a thread that
 /// is preempted or slower does not stall the step.
 constexpr int64_t kChunksPerThread = 4;
@@ -60,7 +59,6 @@ public:
              Profiler *profiler) override;
 
 private:
-  Status runGemm(const nncc_step &step, void **args);
   /// The step loop, compiled twice: kProfile = false has no profiling code
   /// at all, so a session that does not profile pays nothing per step.
   template <bool kProfile> Status runSteps(int32_t entry, Profiler *profiler);
@@ -70,6 +68,7 @@ private:
   void *arena_ = nullptr;
   int64_t allocated_ = 0;
   std::vector<EntryPlan> plans_;
+  CpuGemm gemm_; // f32 scratch of the f16/bf16/epilogue GEMMs
 };
 
 Status CpuSession::init() {
@@ -99,6 +98,8 @@ Status CpuSession::init() {
     allocated_ = rounded;
   }
 
+  gemm_.reserve(module_);
+
   auto *arena = static_cast<uint8_t *>(arena_);
   plans_.resize(static_cast<size_t>(m.num_entries));
   for (int32_t e = 0; e < m.num_entries; ++e) {
@@ -123,41 +124,6 @@ Status CpuSession::init() {
         plan.args.push_back(p);
       }
     }
-  }
-  return Status::ok();
-}
-
-Status CpuSession::runGemm(const nncc_step &step, void **args) {
-  const Blas *blas = nullptr;
-  NNCC_RETURN_IF_ERROR(Blas::get(&blas));
-  blas->setThreads(pool_.threads());
-  const int64_t *p = step.iparams;
-  int64_t batch = p[0];
-  int m = static_cast<int>(p[1]), n = static_cast<int>(p[2]), k = static_cast<int>(p[3]);
-  int ta = p[4] ? kCblasTrans : kCblasNoTrans, tb = p[5] ? kCblasTrans : kCblasNoTrans;
-  int lda = static_cast<int>(p[6]), ldb = static_cast<int>(p[7]), ldc = static_cast<int>(p[8]);
-  int64_t sa = p[9], sb = p[10], sc = p[11];
-  float alpha = static_cast<float>(step.fparams[0]), beta = static_cast<float>(step.fparams[1]);
-  if (m == 0 || n == 0)
-    return Status::ok();
-  const float *a = static_cast<const float *>(args[0]);
-  const float *b = static_cast<const float *>(args[1]);
-  float *c = static_cast<float *>(args[2]);
-  auto sgemv = blas->symbols().cblas_sgemv;
-  for (int64_t i = 0; i < batch; ++i) {
-    if (m == 1 && sgemv) {
-      // c(1 x n) = a(1 x k) op(b)(k x n): op(b)^T times the row of a.
-      int incx = p[4] ? lda : 1;
-      if (p[5]) // b is n x k
-        sgemv(kCblasRowMajor, kCblasNoTrans, n, k, alpha, b + i * sb, ldb, a + i * sa, incx, beta,
-              c + i * sc, 1);
-      else // b is k x n
-        sgemv(kCblasRowMajor, kCblasTrans, k, n, alpha, b + i * sb, ldb, a + i * sa, incx, beta,
-              c + i * sc, 1);
-      continue;
-    }
-    blas->symbols().cblas_sgemm(kCblasRowMajor, ta, tb, m, n, k, alpha, a + i * sa, lda,
-                                b + i * sb, ldb, beta, c + i * sc, ldc);
   }
   return Status::ok();
 }
@@ -201,7 +167,7 @@ template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profil
       break;
     }
     case NNCC_STEP_GEMM: {
-      Status status = runGemm(st, args);
+      Status status = gemm_.run(st, args, pool_.threads());
       if (!status.isOk())
         return status.prefix(format("entry '%s' step %d (GEMM%s%s): ", entry.name, s,
                                     st.name ? " " : "", st.name ? st.name : ""));

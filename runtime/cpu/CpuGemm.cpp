@@ -1,0 +1,146 @@
+//===- CpuGemm.cpp --------------------------------------------------------===//
+#include "CpuGemm.h"
+
+#include "HalfFloat.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nncc::rt {
+
+namespace {
+
+constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
+
+/// `batch` f32 GEMMs through the BLAS; c has leading dimension ldc.
+void sgemmBatch(const BlasSymbols &blas, const GemmParams &g, const float *a, const float *b,
+                float *c) {
+  int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+  int lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb), ldc = static_cast<int>(g.ldc);
+  int ta = g.transA ? kCblasTrans : kCblasNoTrans, tb = g.transB ? kCblasTrans : kCblasNoTrans;
+  for (int64_t i = 0; i < g.batch; ++i) {
+    const float *ai = a + i * g.strideA, *bi = b + i * g.strideB;
+    float *ci = c + i * g.strideC;
+    if (m == 1 && blas.cblas_sgemv) {
+      // c(1 x n) = a(1 x k) op(b)(k x n): op(b)^T times the row of a.
+      int incx = g.transA ? lda : 1;
+      if (g.transB) // b is n x k
+        blas.cblas_sgemv(kCblasRowMajor, kCblasNoTrans, n, k, g.alpha, bi, ldb, ai, incx, g.beta,
+                         ci, 1);
+      else // b is k x n
+        blas.cblas_sgemv(kCblasRowMajor, kCblasTrans, k, n, g.alpha, bi, ldb, ai, incx, g.beta,
+                         ci, 1);
+      continue;
+    }
+    blas.cblas_sgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, ai, lda, bi, ldb, g.beta, ci, ldc);
+  }
+}
+
+float toFloat(int32_t dtype, const void *p, int64_t i) {
+  auto h = static_cast<const uint16_t *>(p)[i];
+  return dtype == NNCC_DTYPE_F16 ? f16ToFloat(h) : bf16ToFloat(h);
+}
+
+/// f16/bf16 elements [0, n) of src widened into dst (sized by reserve()).
+const float *widen(int32_t dtype, const void *src, int64_t n, std::vector<float> &dst) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = toFloat(dtype, src, i);
+  return dst.data();
+}
+
+float activate(int64_t activation, float v) {
+  switch (static_cast<GemmActivation>(activation)) {
+  case GemmActivation::Relu:
+    return v > 0 ? v : 0;
+  case GemmActivation::Gelu:
+    return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
+  case GemmActivation::None:
+    break;
+  }
+  return v;
+}
+
+int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+  int64_t n = 0;
+  matrixSpan(g.batch, rows, cols, ld, stride, &n); // verified at load: no overflow
+  return n;
+}
+
+} // namespace
+
+void CpuGemm::reserve(const Module &module) {
+  size_t a = 0, b = 0, c = 0, bias = 0;
+  for (int32_t e = 0; e < module.numEntries(); ++e) {
+    const nncc_entry &entry = module.entry(e);
+    for (int32_t s = 0; s < entry.num_steps; ++s) {
+      const nncc_step &st = entry.steps[s];
+      if (st.kind != NNCC_STEP_GEMM)
+        continue;
+      GemmParams g = decodeGemm(st);
+      if (g.dtypeA != NNCC_DTYPE_F32)
+        a = std::max<size_t>(a, span(g, g.aRows(), g.aCols(), g.lda, g.strideA));
+      if (g.dtypeB != NNCC_DTYPE_F32)
+        b = std::max<size_t>(b, span(g, g.bRows(), g.bCols(), g.ldb, g.strideB));
+      if (g.dtypeC != NNCC_DTYPE_F32) {
+        c = std::max<size_t>(c, span(g, g.m, g.n, g.ldc, g.strideC));
+        if (g.hasBias)
+          bias = std::max<size_t>(bias, g.n);
+      }
+    }
+  }
+  a_.resize(a);
+  b_.resize(b);
+  c_.resize(c);
+  bias_.resize(bias);
+}
+
+Status CpuGemm::run(const nncc_step &step, void *const *args, int threads) {
+  const Blas *blas = nullptr;
+  NNCC_RETURN_IF_ERROR(Blas::get(&blas));
+  blas->setThreads(threads);
+  GemmParams g = decodeGemm(step);
+  if (g.m == 0 || g.n == 0 || g.batch == 0)
+    return Status::ok();
+  if (g.plainF32()) {
+    sgemmBatch(blas->symbols(), g, static_cast<const float *>(args[0]),
+               static_cast<const float *>(args[1]), static_cast<float *>(args[2]));
+    return Status::ok();
+  }
+
+  const float *a = g.dtypeA == NNCC_DTYPE_F32
+                       ? static_cast<const float *>(args[0])
+                       : widen(g.dtypeA, args[0], span(g, g.aRows(), g.aCols(), g.lda, g.strideA), a_);
+  const float *b = g.dtypeB == NNCC_DTYPE_F32
+                       ? static_cast<const float *>(args[1])
+                       : widen(g.dtypeB, args[1], span(g, g.bRows(), g.bCols(), g.ldb, g.strideB), b_);
+  bool narrowC = g.dtypeC != NNCC_DTYPE_F32;
+  float *c = static_cast<float *>(args[2]);
+  if (narrowC) {
+    c = c_.data();
+    // beta = 0 never reads C: the BLAS overwrites it.
+    if (g.beta != 0)
+      widen(g.dtypeC, args[2], span(g, g.m, g.n, g.ldc, g.strideC), c_);
+  }
+  sgemmBatch(blas->symbols(), g, a, b, c);
+
+  const float *bias = nullptr;
+  if (g.hasBias)
+    bias = g.dtypeC == NNCC_DTYPE_F32 ? static_cast<const float *>(args[3])
+                                      : widen(g.dtypeC, args[3], g.n, bias_);
+  // One pass over C: bias, activation, and the single rounding to its dtype.
+  auto *out16 = static_cast<uint16_t *>(args[2]);
+  for (int64_t i = 0; i < g.batch; ++i)
+    for (int64_t r = 0; r < g.m; ++r) {
+      int64_t row = i * g.strideC + r * g.ldc;
+      for (int64_t j = 0; j < g.n; ++j) {
+        float v = activate(g.activation, c[row + j] + (bias ? bias[j] : 0.0f));
+        if (!narrowC)
+          c[row + j] = v;
+        else
+          out16[row + j] = g.dtypeC == NNCC_DTYPE_F16 ? floatToF16(v) : floatToBf16(v);
+      }
+    }
+  return Status::ok();
+}
+
+} // namespace nncc::rt
