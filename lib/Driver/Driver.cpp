@@ -1,6 +1,7 @@
 #include "lib/Driver/Driver.h"
 
 #include "lib/Conversion/NNToExec/NNToExec.h"
+#include "lib/Target/GpuCodegen.h"
 #include "lib/Target/HostCodegen.h"
 #include "lib/Target/Plan.h"
 #include "passes/Pipelines.h"
@@ -106,6 +107,40 @@ int64_t dtypeBytes(int32_t dtype) {
 
 } // namespace
 
+TargetOptions defaultTargets() {
+  TargetOptions targets;
+  if (!findPtxas().empty())
+    targets.cudaArchs = {"sm_80", "sm_90"};
+  return targets;
+}
+
+llvm::Error parseTargetOption(llvm::StringRef text, TargetOptions &out) {
+  out = TargetOptions{false, {}};
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef part : parts) {
+    part = part.trim();
+    unsigned cc = 0;
+    if (part == "cpu") {
+      out.cpu = true;
+    } else if (part == "cuda") {
+      out.cudaArchs = {"sm_80", "sm_90"};
+    } else if (part.consume_front("cuda:") && part.starts_with("sm_") &&
+               !part.drop_front(3).getAsInteger(10, cc) && cc >= 70) {
+      if (!llvm::is_contained(out.cudaArchs, part))
+        out.cudaArchs.push_back(part.str());
+    } else {
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--target: '%s' is not a target (expected cpu, cuda or "
+                                     "cuda:sm_NN with NN >= 70, comma-separated)",
+                                     part.str().c_str());
+    }
+  }
+  if (!out.cpu && out.cudaArchs.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "--target names no target");
+  return llvm::Error::success();
+}
+
 void loadCompilerDialects(mlir::MLIRContext &context) {
   mlir::DialectRegistry registry;
   registry.insert<nn::NNDialect, exec::ExecDialect, mlir::func::FuncDialect,
@@ -133,6 +168,12 @@ std::string CompileStats::toJson() const {
   os << "{\n  \"ops_imported\": " << opsImported << ",\n  \"kernels\": " << kernels
      << ",\n  \"library_calls\": " << libraryCalls << ",\n  \"launches_per_run\": ";
   perEntry(launchesPerRun);
+  os << ",\n  \"gpu_launches_per_run\": ";
+  perEntry(gpuLaunchesPerRun);
+  os << ",\n  \"gpu_cubins\": [";
+  for (size_t i = 0; i < gpuCubins.size(); ++i)
+    os << (i ? ", " : "") << "\"" << gpuCubins[i] << "\"";
+  os << "]";
   os << ",\n  \"arena_bytes\": ";
   perEntry(arenaBytes);
   os << ",\n  \"no_reuse_bytes\": ";
@@ -179,7 +220,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   });
   if (!options.noSimplify) {
     mlir::PassManager pm(&context);
-    buildNNSimplifyPipeline(pm);
+    buildNNSimplifyPipeline(pm, /*recompose=*/options.lowering.fuse);
     if (auto err = timed("simplify", [&] { return runPasses(pm, module, "simplification"); }))
       return std::move(err);
   }
@@ -197,13 +238,58 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   if (options.emit == EmitKind::Exec)
     return result;
 
-  // Kernels are lowered first: the plan places their scratch buffers.
-  auto lowered = timed("llvm", [&] { return lowerKernelsToLLVM(module); });
-  if (!lowered)
-    return lowered.takeError();
-  auto plan = timed("plan", [&] { return buildPlan(module, lowered->scratchBytes, options.plan); });
+  // Kernels are lowered first: the plan places their scratch buffers, and
+  // every target's kernels take the same buffers.
+  auto buffers = timed("bufferize", [&] { return bufferizeKernels(module); });
+  if (!buffers)
+    return buffers.takeError();
+  const TargetOptions &targets = options.targets;
+  GpuKernels gpu;
+  if (!targets.cudaArchs.empty()) {
+    auto lowered = timed("ptx", [&] { return lowerKernelsToGpu(*buffers, targets.cudaArchs); });
+    if (!lowered)
+      return lowered.takeError();
+    gpu = std::move(*lowered);
+  }
+  if (options.emit == EmitKind::PTX) {
+    if (targets.cudaArchs.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--emit=ptx needs a CUDA target (--target=cuda:sm_90)");
+    for (const GpuImage &image : gpu.images)
+      result.text += "// nncc: PTX for " + image.arch + "\n" + image.ptx;
+    return result;
+  }
+  bool needsHost = options.emit == EmitKind::LLVM || options.emit == EmitKind::Object;
+  if (needsHost && !targets.cpu)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--emit=llvm and --emit=obj need the cpu target");
+  if (options.emulateGpu) {
+    buffers = emulateGpuMapping(*buffers);
+    if (!buffers)
+      return buffers.takeError();
+  }
+  llvm::StringMap<llvm::SmallVector<int64_t>> scratchBytes = buffers->scratchBytes;
+  LoweredKernels host;
+  if (targets.cpu) {
+    auto lowered = timed("llvm", [&] { return lowerKernelsToLLVM(std::move(*buffers)); });
+    if (!lowered)
+      return lowered.takeError();
+    host = std::move(*lowered);
+  }
+  auto plan = timed("plan", [&] { return buildPlan(module, scratchBytes, options.plan); });
   if (!plan)
     return plan.takeError();
+  plan->hostKernels = targets.cpu;
+  if (!targets.cudaArchs.empty()) {
+    for (const std::string &kernel : plan->kernels) {
+      const llvm::SmallVector<GpuLaunch> &launches = gpu.launches[kernel];
+      plan->gpuLaunches.emplace_back(launches.begin(), launches.end());
+    }
+    plan->gpuImages = std::move(gpu.images);
+    for (const GpuImage &image : plan->gpuImages)
+      if (!image.cubin.empty())
+        result.stats.gpuCubins.push_back(image.arch);
+  }
   for (const auto &entry : plan->entries) {
     int64_t launches = 0;
     for (const auto &step : entry.steps)
@@ -213,6 +299,12 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
           ++result.stats.libraryCalls;
       }
     result.stats.launchesPerRun[entry.name] = launches;
+    if (!targets.cudaArchs.empty()) {
+      int64_t gpuLaunches = 0;
+      for (const auto &step : entry.steps)
+        gpuLaunches += step.kind == 1 ? plan->gpuLaunches[step.kernel].size() : 1;
+      result.stats.gpuLaunchesPerRun[entry.name] = gpuLaunches;
+    }
     result.stats.arenaBytes[entry.name] = entry.arenaBytes;
     result.stats.noReuseBytes[entry.name] = entry.noReuseBytes;
     result.stats.liveLowerBoundBytes[entry.name] = entry.liveLowerBound;
@@ -246,8 +338,8 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   for (auto &entry : plan->entries)
     for (auto &step : entry.steps)
       if (step.kind == 1)
-        step.parallelExtent = lowered->parallelExtents.lookup(plan->kernels[step.kernel]);
-  mlir::OwningOpRef<mlir::ModuleOp> &llvmModule = lowered->module;
+        step.parallelExtent = host.parallelExtents.lookup(plan->kernels[step.kernel]);
+  mlir::OwningOpRef<mlir::ModuleOp> &llvmModule = host.module;
   if (options.emit == EmitKind::LLVM) {
     auto text = translateToLLVMIR(*llvmModule);
     if (!text)
@@ -261,7 +353,8 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     return result;
   }
   if (auto err = timed("link", [&] {
-        return packageSharedLibrary(*plan, *llvmModule, outputPath, options.package);
+        return packageSharedLibrary(*plan, llvmModule ? *llvmModule : mlir::ModuleOp(), outputPath,
+                                    options.package);
       }))
     return std::move(err);
   return result;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace nncc {
 
@@ -20,12 +21,30 @@ enum class EmitKind {
   NN,     ///< the imported graph, canonicalized and constant-folded
   Exec,   ///< kernels, library calls and views (exec dialect + linalg kernels)
   LLVM,   ///< the kernels as LLVM IR
+  PTX,    ///< the kernels as PTX, one text per CUDA architecture
   Object, ///< the kernels as a host object file
   Module, ///< the shared library (model.so)
 };
 
+/// The targets a module carries code for (`--target`).
+struct TargetOptions {
+  bool cpu = true;
+  std::vector<std::string> cudaArchs; ///< "sm_80", "sm_90"
+};
+
+/// `cpu`, plus `cuda:sm_80,cuda:sm_90` when the CUDA toolkit (ptxas) is found.
+TargetOptions defaultTargets();
+
+/// Parses `--target`: comma-separated `cpu` and `cuda:sm_NN` (`cuda` alone
+/// means sm_80 and sm_90).
+llvm::Error parseTargetOption(llvm::StringRef text, TargetOptions &out);
+
 struct CompileOptions {
   ImportOptions import;
+  TargetOptions targets = defaultTargets();
+  /// Host kernels run the GPU thread mapping, one thread after another
+  /// (`--emulate-gpu`): checks the mapping on machines without a GPU.
+  bool emulateGpu = false;
   EmitKind emit = EmitKind::Module;
   /// Skip canonicalization (print the importer's raw output).
   bool noSimplify = false;
@@ -47,6 +66,10 @@ struct CompileStats {
   int64_t kernels = 0;
   int64_t libraryCalls = 0;
   int64_t weightBytes = 0;
+  /// Launches on a CUDA device: GPU functions, library calls and copies.
+  std::map<std::string, int64_t> gpuLaunchesPerRun;
+  /// Architectures whose PTX ptxas assembled into a cubin.
+  std::vector<std::string> gpuCubins;
   std::map<std::string, int64_t> launchesPerRun, arenaBytes, noReuseBytes, liveLowerBoundBytes,
       bytesMovedPerRun, flopsPerRun;
   std::map<std::string, double> phaseSeconds;

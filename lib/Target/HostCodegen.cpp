@@ -39,14 +39,8 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// Upstream passes from bufferization to the LLVM dialect. Kernel arguments
-/// are static, identity-layout memrefs passed as bare pointers.
-/// (Pass elements of the module-level pass manager, hence no anchor.)
-constexpr const char *kBufferizePipeline =
-    "one-shot-bufferize{bufferize-function-boundaries=1 "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "drop-equivalent-buffer-results";
-constexpr const char *kLoopsPipeline = "func.func(convert-linalg-to-parallel-loops)";
+/// Upstream passes from loops over buffers to the LLVM dialect. Kernel
+/// arguments are passed as bare pointers.
 constexpr const char *kLoweringPipeline =
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
@@ -58,20 +52,6 @@ constexpr const char *kLoweringPipeline =
     "convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "reconcile-unrealized-casts";
-
-/// Collects error diagnostics while alive.
-struct DiagnosticCollector {
-  explicit DiagnosticCollector(MLIRContext *ctx)
-      : handler(ctx, [this](Diagnostic &diag) {
-          if (diag.getSeverity() == DiagnosticSeverity::Error) {
-            llvm::raw_string_ostream os(text);
-            os << "\n  " << diag.getLocation() << ": " << diag;
-          }
-          return success();
-        }) {}
-  std::string text;
-  ScopedDiagnosticHandler handler;
-};
 
 /// Kernels whose parallel loop has fewer iterations than this run on one
 /// thread: splitting them costs more than it saves.
@@ -123,35 +103,6 @@ llvm::StringMap<int64_t> addParallelRange(ModuleOp module) {
   return extents;
 }
 
-/// Turns each statically shaped allocation at the top of a kernel into a new
-/// trailing argument, so temporaries live in the arena instead of being
-/// malloc'ed and freed on every run. Returns the bytes of each, per kernel.
-llvm::StringMap<SmallVector<int64_t>> hoistScratch(ModuleOp module) {
-  llvm::StringMap<SmallVector<int64_t>> scratch;
-  module.walk([&](func::FuncOp func) {
-    if (func.isExternal())
-      return;
-    SmallVector<int64_t> &sizes = scratch[func.getName()];
-    Block &body = func.getBody().front();
-    SmallVector<memref::AllocOp> allocs;
-    for (Operation &op : body)
-      if (auto alloc = dyn_cast<memref::AllocOp>(op))
-        if (alloc.getType().hasStaticShape() && alloc.getType().getLayout().isIdentity() &&
-            alloc.getDynamicSizes().empty())
-          allocs.push_back(alloc);
-    for (memref::AllocOp alloc : allocs) {
-      MemRefType type = alloc.getType();
-      unsigned index = func.getNumArguments();
-      (void)func.insertArgument(index, type, {}, alloc.getLoc());
-      alloc.replaceAllUsesWith(body.getArgument(index));
-      alloc.erase();
-      int64_t width = type.getElementTypeBitWidth();
-      sizes.push_back(type.getNumElements() * std::max<int64_t>(1, width / 8));
-    }
-  });
-  return scratch;
-}
-
 /// Adds `nncc_<name>(ptr args, i64 begin, i64 end)` calling `kernel` with the
 /// pointers args[0..n) and the range.
 void addPackedEntry(OpBuilder &b, LLVM::LLVMFuncOp kernel) {
@@ -178,41 +129,10 @@ void addPackedEntry(OpBuilder &b, LLVM::LLVMFuncOp kernel) {
 
 } // namespace
 
-llvm::Expected<LoweredKernels> lowerKernelsToLLVM(ModuleOp execModule) {
-  MLIRContext *ctx = execModule.getContext();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(execModule.getLoc());
+llvm::Expected<LoweredKernels> lowerKernelsToLLVM(BufferizedKernels kernels) {
+  OwningOpRef<ModuleOp> module = std::move(kernels.module);
+  MLIRContext *ctx = module->getContext();
   OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module->getBody());
-  SmallVector<std::string> names;
-  // Kernels stay private through bufferization, which lets it drop their
-  // results (they equal the destination arguments); the packed entries are
-  // the public symbols.
-  for (auto func : execModule.getOps<func::FuncOp>()) {
-    if (!func.isPrivate() || func.isExternal())
-      continue;
-    auto clone = cast<func::FuncOp>(b.clone(*func));
-    names.push_back(clone.getName().str());
-  }
-  static const bool passesRegistered = (registerAllPasses(), true);
-  (void)passesRegistered;
-  DiagnosticCollector diags(ctx);
-  PassManager bufferize(ctx), loops(ctx), lower(ctx);
-  if (failed(parsePassPipeline(kBufferizePipeline, bufferize)) ||
-      failed(parsePassPipeline(kLoopsPipeline, loops)) ||
-      failed(parsePassPipeline(kLoweringPipeline, lower)))
-    return fail("internal error: bad lowering pipeline");
-  if (failed(bufferize.run(*module)))
-    return fail("kernel bufferization failed:" + diags.text);
-  // memref.copy of strided views lowers to a call into MLIR's C runner
-  // library, which modules do not link; as linalg.copy it becomes loops.
-  module->walk([&](memref::CopyOp copy) {
-    OpBuilder cb(copy);
-    linalg::CopyOp::create(cb, copy.getLoc(), copy.getSource(), copy.getTarget());
-    copy.erase();
-  });
-  llvm::StringMap<SmallVector<int64_t>> scratch = hoistScratch(*module);
-  if (failed(loops.run(*module)))
-    return fail("kernel loop generation failed:" + diags.text);
   // Polynomial approximations of f32 transcendental functions vectorize;
   // libm calls (what the rest becomes) do not.
   {
@@ -226,10 +146,10 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(ModuleOp execModule) {
       return fail("internal error: math approximation did not converge");
   }
   llvm::StringMap<int64_t> extents = addParallelRange(*module);
-  if (failed(lower.run(*module)))
-    return fail("kernel lowering failed:" + diags.text);
+  if (auto err = runPipeline(*module, kLoweringPipeline, "kernel lowering"))
+    return std::move(err);
   b.setInsertionPointToEnd(module->getBody());
-  for (const auto &name : names) {
+  for (const auto &name : kernels.names) {
     auto kernel = module->lookupSymbol<LLVM::LLVMFuncOp>(name);
     if (!kernel)
       return fail("internal error: kernel '" + name + "' vanished during lowering");
@@ -245,7 +165,7 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(ModuleOp execModule) {
         kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
     addPackedEntry(b, kernel);
   }
-  return LoweredKernels{std::move(module), std::move(extents), std::move(scratch)};
+  return LoweredKernels{std::move(module), std::move(extents)};
 }
 
 llvm::Expected<std::string> translateToLLVMIR(ModuleOp llvmModule) {

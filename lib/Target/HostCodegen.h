@@ -1,6 +1,8 @@
 #ifndef NNCC_LIB_TARGET_HOSTCODEGEN_H
 #define NNCC_LIB_TARGET_HOSTCODEGEN_H
 
+#include "lib/Target/KernelBuffers.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -17,17 +19,13 @@ struct LoweredKernels {
   /// Per kernel, the extent of the loop the runtime may split across threads
   /// (0 when the kernel runs whole on one thread).
   llvm::StringMap<int64_t> parallelExtents;
-  /// Per kernel, the sizes of its scratch buffers: temporaries the kernel
-  /// would otherwise allocate on every run, passed as extra trailing buffer
-  /// arguments that the memory planner places in the arena.
-  llvm::StringMap<llvm::SmallVector<int64_t>> scratchBytes;
 };
 
-/// Lowers the kernel functions of an exec-level module (every private
-/// `func.func`) to the LLVM dialect: bufferization, parallel loops, LLVM,
-/// plus one packed entry `nncc_<kernel>(void **args, int64_t begin, int64_t
-/// end)` per kernel with the runtime's calling convention.
-llvm::Expected<LoweredKernels> lowerKernelsToLLVM(mlir::ModuleOp execModule);
+/// Lowers bufferized kernels to the LLVM dialect for the host: vectorizable
+/// math, the outermost parallel loop split into [begin, end) ranges, plus one
+/// packed entry `nncc_<kernel>(void **args, int64_t begin, int64_t end)` per
+/// kernel with the runtime's calling convention.
+llvm::Expected<LoweredKernels> lowerKernelsToLLVM(BufferizedKernels kernels);
 
 /// Translates an LLVM-dialect module to LLVM IR text (for --emit=llvm).
 llvm::Expected<std::string> translateToLLVMIR(mlir::ModuleOp llvmModule);

@@ -64,34 +64,50 @@ llvm::Error packageSharedLibrary(const ModulePlan &plan, mlir::ModuleOp llvmKern
       return err;
   }
   std::string planC = join(dir, "plan.c"), kernelsO = join(dir, "kernels.o"),
-              weightsBin = join(dir, "weights.bin"), weightsS = join(dir, "weights.S"),
-              exportsMap = join(dir, "exports.map");
+              blobsS = join(dir, "blobs.S"), exportsMap = join(dir, "exports.map");
   if (auto err = writeFile(join(dir, "module_abi.h"), kModuleAbiHeader))
     return err;
   if (auto err = writeFile(planC, emitPlanSource(plan, weightsName)))
     return err;
-  if (auto err = emitHostObject(llvmKernels, kernelsO))
-    return err;
   if (auto err = writeFile(exportsMap, "{ global: nncc_module_get; local: *; };\n"))
     return err;
-  std::vector<std::string> args;
   const char *ccEnv = std::getenv("NNCC_CC");
   auto cc = llvm::sys::findProgramByName(ccEnv ? ccEnv : "cc");
   if (!cc)
     return fail("no C compiler found to link the module (install gcc, or set NNCC_CC)");
-  args = {*cc, "-shared", "-fPIC", "-O1", "-fvisibility=hidden", "-I" + std::string(dir), "-o",
-          outputPath.str(), planC, kernelsO};
-  if (!options.weightsFile) {
-    if (auto err = writeFile(weightsBin, plan.weights.data))
+  std::vector<std::string> args = {*cc, "-shared", "-fPIC", "-O1", "-fvisibility=hidden",
+                                   "-I" + std::string(dir), "-o", outputPath.str(), planC};
+  if (llvmKernels) {
+    if (auto err = emitHostObject(llvmKernels, kernelsO))
       return err;
-    // The blob is assembled in as-is; 64-byte alignment keeps vector loads aligned.
-    std::string asmText = "  .section .rodata\n  .balign 64\n  .globl nncc_weights_blob\n"
-                          "  .hidden nncc_weights_blob\nnncc_weights_blob:\n  .incbin \"" +
-                          weightsBin + "\"\n  .byte 0\n  .section .note.GNU-stack,\"\",@progbits\n";
-    if (auto err = writeFile(weightsS, asmText))
-      return err;
-    args.push_back(weightsS);
+    args.push_back(kernelsO);
   }
+  // Binary blobs (weights, PTX, cubins) are assembled in as-is; 64-byte
+  // alignment keeps vector loads of the weights aligned, the trailing NUL
+  // terminates the PTX text.
+  std::string asmText = "  .section .rodata\n";
+  auto addBlob = [&](const std::string &symbol, const std::string &data) -> llvm::Error {
+    std::string path = join(dir, symbol + ".bin");
+    if (auto err = writeFile(path, data))
+      return err;
+    asmText += "  .balign 64\n  .globl " + symbol + "\n  .hidden " + symbol + "\n" + symbol +
+               ":\n  .incbin \"" + path + "\"\n  .byte 0\n";
+    return llvm::Error::success();
+  };
+  if (!options.weightsFile)
+    if (auto err = addBlob("nncc_weights_blob", plan.weights.data))
+      return err;
+  for (size_t i = 0; i < plan.gpuImages.size(); ++i) {
+    if (auto err = addBlob("nncc_gpu_ptx_" + std::to_string(i), plan.gpuImages[i].ptx))
+      return err;
+    if (!plan.gpuImages[i].cubin.empty())
+      if (auto err = addBlob("nncc_gpu_cubin_" + std::to_string(i), plan.gpuImages[i].cubin))
+        return err;
+  }
+  asmText += "  .section .note.GNU-stack,\"\",@progbits\n";
+  if (auto err = writeFile(blobsS, asmText))
+    return err;
+  args.push_back(blobsS);
   args.push_back("-Wl,--version-script=" + exportsMap);
   args.push_back("-lm");
   std::string log = join(dir, "link.log");

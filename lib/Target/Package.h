@@ -18,7 +18,8 @@ struct PackageOptions {
 
 /// Links `plan` and the kernels' host object into the shared library
 /// `outputPath` with the system C compiler (`cc`, or $NNCC_CC): generated plan
-/// C source + kernel object + weight blob, exporting only nncc_module_get.
+/// C source + kernel object (when `llvmKernels`, the host target's kernels,
+/// is not null) + weight blob + GPU images, exporting only nncc_module_get.
 llvm::Error packageSharedLibrary(const ModulePlan &plan, mlir::ModuleOp llvmKernels,
                                  llvm::StringRef outputPath, const PackageOptions &options);
 

@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,12 +56,31 @@ struct WeightBlob {
   std::string data; // 64-byte aligned entries
 };
 
+/// One launch of a kernel's GPU code (mirrors nncc_gpu_launch).
+struct GpuLaunch {
+  std::string function;
+  std::array<uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
+};
+
+/// The device code of every kernel for one GPU architecture.
+struct GpuImage {
+  std::string arch; ///< "sm_90"
+  std::string ptx;
+  std::string cubin; ///< empty when ptxas was not found
+};
+
 /// The whole plan of a module: entries, kernel names (in kernel-table
-/// order), weights.
+/// order), weights, and the code each target contributes.
 struct ModulePlan {
   std::vector<EntryPlan> entries;
   std::vector<std::string> kernels;
   WeightBlob weights;
+  /// Whether kernels have host code (`nncc_<kernel>` symbols).
+  bool hostKernels = true;
+  /// Per kernel (kernel-table order), its GPU launches; empty without a
+  /// CUDA target.
+  std::vector<std::vector<GpuLaunch>> gpuLaunches;
+  std::vector<GpuImage> gpuImages;
 };
 
 /// Builds the plan from an exec-level module: one step per launch, GEMM or
@@ -81,7 +101,8 @@ buildPlan(mlir::ModuleOp execModule,
 
 /// Writes the C source declaring the nncc_module struct of `plan` (the kernel
 /// entries are `nncc_<kernel>` symbols; the weight blob is the symbol
-/// `nncc_weights_blob`, or `weightsFile` when not empty).
+/// `nncc_weights_blob`, or `weightsFile` when not empty; GPU image i is
+/// `nncc_gpu_ptx_<i>` and `nncc_gpu_cubin_<i>`).
 std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFile);
 
 /// FNV-1a 64 of the weight blob (checked by the runtime at load).

@@ -124,12 +124,26 @@ def run_test(args, suite, name, test_dir):
                        "--output-dir", out_dir])
         if rc != 0:
             return "fail", "run: " + (err.splitlines()[-1] if err else str(rc))
+        if args.check_gpu_mapping:
+            # The GPU thread mapping, run on the CPU thread by thread.
+            emulated = os.path.join(work, "emulated.so")
+            emulated_out = os.path.join(work, "emulated_out")
+            os.makedirs(emulated_out)
+            rc, err = run([args.nncc, model, "-o", emulated, "--target=cpu", "--emulate-gpu"] +
+                          [f"--bind-input={n}={p}" for n, p in bound])
+            if rc == 0:
+                rc, err = run([args.nncc_run, emulated, "--input-dir", run_dir, "--compare", data_dir,
+                               "--rtol", str(args.rtol), "--atol", str(args.atol), "--threads", "1",
+                               "--output-dir", emulated_out])
+            if rc != 0:
+                return "fail", "gpu mapping: " + (err.splitlines()[-1] if err else str(rc))
         if args.check_plain:
             # Fusion and the memory plan must not change a single bit of the outputs.
             plain = os.path.join(work, "plain.so")
             plain_out = os.path.join(work, "plain_out")
             os.makedirs(plain_out)
-            rc, err = run([args.nncc, model, "-o", plain, "--no-memory-reuse", "--no-fusion"] +
+            rc, err = run([args.nncc, model, "-o", plain, "--target=cpu", "--no-memory-reuse",
+                           "--no-fusion"] +
                           [f"--bind-input={n}={p}" for n, p in bound])
             if rc == 0:
                 rc, err = run([args.nncc_run, plain, "--input-dir", run_dir, "--threads", "1",
@@ -143,7 +157,8 @@ def run_test(args, suite, name, test_dir):
                         return "fail", f"{name} differs with fusion and memory reuse off"
         with open(stats) as f:
             figures = json.load(f)
-        return "pass", (figures["arena_bytes"]["forward"], figures["live_lower_bound_bytes"]["forward"])
+        return "pass", (figures["arena_bytes"]["forward"], figures["live_lower_bound_bytes"]["forward"],
+                        figures.get("gpu_cubins", []))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -159,6 +174,8 @@ def main():
     parser.add_argument("--check-plain", action="store_true",
                         help="also compile with --no-fusion --no-memory-reuse and require "
                              "bit-identical outputs")
+    parser.add_argument("--check-gpu-mapping", action="store_true",
+                        help="also run each model with the GPU thread mapping emulated on the CPU")
     parser.add_argument("--filter", default="")
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--atol", type=float, default=1e-5)
@@ -194,6 +211,10 @@ def main():
         worst = max(ratios)
         print(f"memory plan: worst arena / live lower bound {worst[0]:.3f} ({worst[1]}), "
               f"{sum(1 for r, _ in ratios if r > 1.05)} models above 1.05")
+    gpu = [r[1][2] for r in results if r[0] == "pass"]
+    for arch in sorted({a for archs in gpu for a in archs}):
+        print(f"{arch}: PTX of {sum(1 for archs in gpu if arch in archs)} of {len(gpu)} passing "
+              f"models assembled with ptxas")
     print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
 
     expected = set()

@@ -22,9 +22,18 @@ static cl::opt<nncc::EmitKind> emit(
     cl::values(clEnumValN(nncc::EmitKind::NN, "nn", "the imported nn-dialect module"),
                clEnumValN(nncc::EmitKind::Exec, "exec", "kernels and library calls (exec + linalg)"),
                clEnumValN(nncc::EmitKind::LLVM, "llvm", "the kernels as LLVM IR"),
+               clEnumValN(nncc::EmitKind::PTX, "ptx", "the kernels as PTX (per CUDA target)"),
                clEnumValN(nncc::EmitKind::Object, "obj", "the kernels as a host object file"),
                clEnumValN(nncc::EmitKind::Module, "so", "the shared library (model.so)")),
     cl::init(nncc::EmitKind::Module));
+static cl::opt<std::string> targets(
+    "target",
+    cl::desc("Code for these targets: cpu, cuda:sm_NN, comma-separated (default: cpu, plus "
+             "cuda:sm_80,cuda:sm_90 when the CUDA toolkit's ptxas is found)"),
+    cl::value_desc("LIST"));
+static cl::opt<bool> emulateGpu(
+    "emulate-gpu",
+    cl::desc("Testing: host kernels run the GPU thread mapping one thread at a time"));
 static cl::list<std::string> shapes("shape",
                                     cl::desc("Fix the dims of a graph input: NAME:1x3x224x224"),
                                     cl::value_desc("NAME:DIMS"));
@@ -78,6 +87,10 @@ int main(int argc, char **argv) {
   options.memoryBudget = memoryBudget;
   options.plan.reuse = !noMemoryReuse;
   options.lowering.fuse = !noFusion;
+  options.emulateGpu = emulateGpu;
+  if (!targets.empty())
+    if (auto err = nncc::parseTargetOption(targets, options.targets))
+      return fail(std::move(err));
   for (const auto &bind : bindInputs)
     if (auto err = nncc::parseBindOption(bind, options.import))
       return fail(std::move(err));

@@ -1,0 +1,366 @@
+/// Kernels to PTX: loop nests mapped to GPU threads, MLIR's NVVM pipeline,
+/// ptxas for cubins.
+#include "lib/Target/GpuCodegen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+namespace nncc {
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Threads per block of a parallel nest: a multiple of the warp size, large
+/// enough to hide latency, small enough to leave registers for unrolled bodies.
+constexpr int64_t kBlockThreads = 256;
+
+/// Ops that compute no data and may be repeated in every GPU function that
+/// uses their result (constants, views of buffers, global constants).
+bool isRematerializable(Operation *op) {
+  return isa<arith::ConstantOp, memref::GetGlobalOp, memref::SubViewOp, memref::ExpandShapeOp,
+             memref::CollapseShapeOp, memref::ReinterpretCastOp, memref::CastOp>(op);
+}
+
+/// A parallel nest that can map one thread per iteration: constant bounds,
+/// no reductions.
+bool isMappableNest(Operation *op) {
+  auto loop = dyn_cast<scf::ParallelOp>(op);
+  if (!loop || loop.getNumResults() != 0)
+    return false;
+  for (auto range : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+    for (Value v : range)
+      if (!getConstantIntValue(v))
+        return false;
+  return true;
+}
+
+/// Builds the GPU functions of one kernel into `gpuModule` or, when
+/// emulating, a host function of the same name into `hostModule` that runs
+/// each launch's threads one after another (to test the mapping on a CPU).
+class KernelMapper {
+public:
+  KernelMapper(func::FuncOp kernel, gpu::GPUModuleOp gpuModule, ModuleOp hostModule)
+      : kernel(kernel), gpuModule(gpuModule), hostModule(hostModule), builder(kernel.getContext()) {}
+
+  llvm::Expected<SmallVector<GpuLaunch>> run() {
+    // Top-level ops split into launches: each mappable nest alone, each run
+    // of other ops together on one thread.
+    SmallVector<SmallVector<Operation *>> groups;
+    bool lastWasSerial = false;
+    for (Operation &op : kernel.getBody().front()) {
+      if (isa<func::ReturnOp>(op) || isRematerializable(&op))
+        continue;
+      if (isMappableNest(&op)) {
+        groups.push_back({&op});
+        lastWasSerial = false;
+      } else {
+        if (!lastWasSerial)
+          groups.emplace_back();
+        groups.back().push_back(&op);
+        lastWasSerial = true;
+      }
+    }
+    if (hostModule)
+      createHostFunction();
+    SmallVector<GpuLaunch> launches;
+    for (auto [i, group] : llvm::enumerate(groups)) {
+      std::string name = (kernel.getName() + "_" + llvm::Twine(i)).str();
+      auto launch = isMappableNest(group.front()) ? mapNest(name, cast<scf::ParallelOp>(group.front()))
+                                                  : mapSerial(name, group);
+      if (!launch)
+        return launch.takeError();
+      launches.push_back(*launch);
+    }
+    return launches;
+  }
+
+private:
+  /// Starts the code of one launch: a gpu.func taking the kernel's buffers
+  /// (or, when emulating, the next part of the host function). `mapping`
+  /// maps the kernel's arguments to the new function's.
+  void beginLaunch(StringRef name, IRMapping &mapping) {
+    if (hostModule) {
+      Block &entry = hostFunction.getBody().front();
+      for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
+        mapping.map(from, to);
+      builder.setInsertionPoint(entry.getTerminator());
+      return;
+    }
+    builder.setInsertionPointToEnd(gpuModule.getBody());
+    auto type = builder.getFunctionType(kernel.getArgumentTypes(), {});
+    auto func = gpu::GPUFuncOp::create(builder, kernel.getLoc(), name, type);
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), builder.getUnitAttr());
+    Block &entry = func.getBody().front();
+    for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
+      mapping.map(from, to);
+    builder.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(builder, kernel.getLoc());
+    builder.setInsertionPointToStart(&entry);
+  }
+
+  void createHostFunction() {
+    builder.setInsertionPointToEnd(hostModule.getBody());
+    hostFunction = func::FuncOp::create(builder, kernel.getLoc(), kernel.getName(), kernel.getFunctionType());
+    hostFunction.setPrivate();
+    Block *entry = hostFunction.addEntryBlock();
+    builder.setInsertionPointToEnd(entry);
+    func::ReturnOp::create(builder, kernel.getLoc());
+  }
+
+  /// The launch's linear thread index (blockIdx.x * block + threadIdx.x);
+  /// when emulating, the index of a loop over all `threads`.
+  Value linearThreadIndex(Location loc, int64_t block, int64_t threads) {
+    auto constant = [&](int64_t v) { return arith::ConstantIndexOp::create(builder, loc, v).getResult(); };
+    if (hostModule) {
+      auto loop = scf::ForOp::create(builder, loc, constant(0), constant(threads), constant(1));
+      builder.setInsertionPointToStart(loop.getBody());
+      return loop.getInductionVar();
+    }
+    Value blockId = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
+    Value threadId = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+    return arith::AddIOp::create(builder, loc, arith::MulIOp::create(builder, loc, blockId, constant(block)),
+                                 threadId);
+  }
+
+  /// Clones the top-level ops defining values that `op` (or its regions)
+  /// uses from outside, then `op` itself, at the builder's position.
+  llvm::Error cloneWithInputs(Operation *op, IRMapping &mapping) {
+    llvm::Error err = llvm::Error::success();
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        if (err || mapping.contains(operand))
+          continue;
+        Operation *def = operand.getDefiningOp();
+        if (!def || def->getBlock() != &kernel.getBody().front())
+          continue;
+        if (!isRematerializable(def)) {
+          err = fail("kernel '" + kernel.getName() + "': a value defined by '" +
+                     def->getName().getStringRef() +
+                     "' is used by another launch; the GPU target cannot pass it between launches");
+          return;
+        }
+        if (auto e = cloneWithInputs(def, mapping))
+          err = std::move(e);
+      }
+    });
+    if (err)
+      return err;
+    if (!mapping.contains(op)) {
+      Operation *clone = builder.clone(*op, mapping);
+      mapping.map(op, clone);
+      cloneGlobals(op);
+    }
+    return llvm::Error::success();
+  }
+
+  /// Device copies of the constant globals `op` reads.
+  void cloneGlobals(Operation *op) {
+    op->walk([&](memref::GetGlobalOp get) {
+      if (gpuModule.lookupSymbol(get.getName()))
+        return;
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(kernel, get.getNameAttr());
+      OpBuilder::InsertionGuard guard(builder);
+      if (hostModule) {
+        if (hostModule.lookupSymbol(get.getName()))
+          return;
+        builder.setInsertionPointToStart(hostModule.getBody());
+      } else {
+        builder.setInsertionPointToStart(gpuModule.getBody());
+      }
+      builder.clone(*global);
+    });
+  }
+
+  llvm::Expected<GpuLaunch> mapSerial(StringRef name, ArrayRef<Operation *> ops) {
+    IRMapping mapping;
+    beginLaunch(name, mapping);
+    for (Operation *op : ops)
+      if (auto err = cloneWithInputs(op, mapping))
+        return std::move(err);
+    return GpuLaunch{name.str(), {1, 1, 1}, {1, 1, 1}};
+  }
+
+  llvm::Expected<GpuLaunch> mapNest(StringRef name, scf::ParallelOp loop) {
+    IRMapping mapping;
+    beginLaunch(name, mapping);
+    Location loc = loop.getLoc();
+    SmallVector<int64_t> lbs, steps, extents;
+    int64_t total = 1;
+    for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      int64_t l = *getConstantIntValue(lb), u = *getConstantIntValue(ub), s = *getConstantIntValue(step);
+      lbs.push_back(l);
+      steps.push_back(s);
+      extents.push_back(u > l ? (u - l + s - 1) / s : 0);
+      total *= extents.back();
+    }
+    int64_t block = std::min(kBlockThreads, std::max<int64_t>(32, (total + 31) / 32 * 32));
+    int64_t grid = std::max<int64_t>(1, (total + block - 1) / block);
+    if (grid > INT32_MAX)
+      return fail("kernel '" + kernel.getName() + "': " + llvm::Twine(total) +
+                  " iterations exceed one launch's grid");
+    auto constant = [&](int64_t v) { return arith::ConstantIndexOp::create(builder, loc, v).getResult(); };
+    Value linear = linearThreadIndex(loc, block, grid * block);
+    Value inRange = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult, linear, constant(total));
+    auto guard = scf::IfOp::create(builder, loc, inRange, /*withElseRegion=*/false);
+    builder.setInsertionPointToStart(&guard.getThenRegion().front());
+    // Delinearize, innermost dim fastest.
+    SmallVector<Value> ivs(extents.size());
+    Value rest = linear;
+    for (int64_t d = extents.size() - 1; d >= 0; --d) {
+      Value index = d == 0 ? rest : arith::RemUIOp::create(builder, loc, rest, constant(extents[d]));
+      if (d > 0)
+        rest = arith::DivUIOp::create(builder, loc, rest, constant(extents[d]));
+      Value scaled = steps[d] == 1 ? index : arith::MulIOp::create(builder, loc, index, constant(steps[d]));
+      ivs[d] = lbs[d] == 0 ? scaled : arith::AddIOp::create(builder, loc, scaled, constant(lbs[d]));
+    }
+    for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
+      mapping.map(iv, value);
+    for (Operation &op : loop.getBody()->without_terminator())
+      if (auto err = cloneWithInputs(&op, mapping))
+        return std::move(err);
+    return GpuLaunch{name.str(),
+                     {static_cast<uint32_t>(grid), 1, 1},
+                     {static_cast<uint32_t>(block), 1, 1}};
+  }
+
+  func::FuncOp kernel;
+  gpu::GPUModuleOp gpuModule;
+  ModuleOp hostModule;
+  func::FuncOp hostFunction;
+  OpBuilder builder;
+};
+
+/// The NVPTX backend's PTX ISA version: 8.0 covers sm_90 and is accepted by
+/// CUDA 12+ drivers (the default, 6.0, rejects sm_90).
+constexpr const char *kPtxFeatures = "+ptx80";
+
+std::string nvvmPipeline(StringRef arch) {
+  return ("lower-affine,expand-strided-metadata,lower-affine,"
+          "gpu-lower-to-nvvm-pipeline{cubin-format=isa cubin-chip=" +
+          arch + " cubin-features=" + kPtxFeatures + " kernel-bare-ptr-calling-convention=1 opt-level=3}")
+      .str();
+}
+
+llvm::Expected<std::string> assembleCubin(const std::string &ptxas, const std::string &ptx,
+                                          StringRef arch) {
+  llvm::SmallString<256> dir;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory("nncc-ptxas", dir))
+    return fail("cannot create a temporary folder: " + ec.message());
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(dir); });
+  std::string in = (dir + "/kernels.ptx").str(), out = (dir + "/kernels.cubin").str(),
+              log = (dir + "/ptxas.log").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(in, ec);
+    if (ec)
+      return fail("cannot write '" + in + "': " + ec.message());
+    os << ptx;
+  }
+  std::string archFlag = ("-arch=" + arch).str();
+  llvm::StringRef args[] = {ptxas, archFlag, "-O3", in, "-o", out};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0, &error);
+  auto read = [](const std::string &path) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+    return buffer ? (*buffer)->getBuffer().str() : std::string();
+  };
+  if (rc != 0)
+    return fail("ptxas (" + ptxas + ") rejected the PTX for " + arch + (error.empty() ? "" : ": " + error) +
+                "\n" + read(log));
+  return read(out);
+}
+
+} // namespace
+
+std::string findPtxas() {
+  if (const char *env = std::getenv("NNCC_PTXAS"))
+    return env;
+  if (auto onPath = llvm::sys::findProgramByName("ptxas"))
+    return *onPath;
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return "/usr/local/cuda/bin/ptxas";
+  return "";
+}
+
+llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
+                                             llvm::ArrayRef<std::string> archs) {
+  ModuleOp source = kernels.module.get();
+  MLIRContext *ctx = source.getContext();
+  static const bool pipelineRegistered = (gpu::registerGPUToNVVMPipeline(), true);
+  (void)pipelineRegistered;
+  DialectRegistry registry;
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerAllToLLVMIRTranslations(registry);
+  ctx->appendDialectRegistry(registry);
+  ctx->loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(source.getLoc());
+  (*module)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module->getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(b, module->getLoc(), "nncc_kernels");
+  GpuKernels result;
+  for (const std::string &name : kernels.names) {
+    auto kernel = source.lookupSymbol<func::FuncOp>(name);
+    auto launches = KernelMapper(kernel, gpuModule, nullptr).run();
+    if (!launches)
+      return launches.takeError();
+    result.launches[name] = std::move(*launches);
+  }
+  std::string ptxas = findPtxas();
+  for (const std::string &arch : archs) {
+    OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
+    if (auto err = runPipeline(*copy, nvvmPipeline(arch), "GPU code generation for " + arch))
+      return std::move(err);
+    GpuImage image{arch, "", ""};
+    copy->walk([&](gpu::BinaryOp binary) {
+      for (Attribute object : binary.getObjects())
+        image.ptx = cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+    });
+    if (image.ptx.empty())
+      return fail("GPU code generation for " + arch + " produced no PTX");
+    if (!ptxas.empty()) {
+      auto cubin = assembleCubin(ptxas, image.ptx, arch);
+      if (!cubin)
+        return cubin.takeError();
+      image.cubin = std::move(*cubin);
+    }
+    result.images.push_back(std::move(image));
+  }
+  return result;
+}
+
+llvm::Expected<BufferizedKernels> emulateGpuMapping(const BufferizedKernels &kernels) {
+  ModuleOp source = kernels.module.get();
+  BufferizedKernels result{ModuleOp::create(source.getLoc()), kernels.names, kernels.scratchBytes};
+  for (const std::string &name : kernels.names) {
+    auto kernel = source.lookupSymbol<func::FuncOp>(name);
+    if (auto launches = KernelMapper(kernel, nullptr, *result.module).run(); !launches)
+      return launches.takeError();
+  }
+  return result;
+}
+
+} // namespace nncc
