@@ -2,6 +2,9 @@
 #include "Device.h"
 
 #include "cpu/CpuDevice.h"
+#if NNCC_RUNTIME_HAVE_CUDA
+#include "cuda/CudaDevice.h"
+#endif
 
 #include <cerrno>
 #include <cstdlib>
@@ -34,7 +37,15 @@ Status parseDevice(const char *text, DeviceSpec *out) {
                "unknown device '" + s + "' (expected 'cpu' or 'cuda:N')");
 }
 
-int deviceCount(DeviceSpec::Kind kind) { return kind == DeviceSpec::Cpu ? 1 : 0; }
+int deviceCount(DeviceSpec::Kind kind) {
+  if (kind == DeviceSpec::Cpu)
+    return 1;
+#if NNCC_RUNTIME_HAVE_CUDA
+  return cudaDeviceCount();
+#else
+  return 0;
+#endif
+}
 
 Status createDeviceSession(const Module &module, const DeviceSpec &device,
                            const SessionConfig &config, std::unique_ptr<DeviceSession> *out) {
@@ -42,10 +53,13 @@ Status createDeviceSession(const Module &module, const DeviceSpec &device,
   case DeviceSpec::Cpu:
     return createCpuSession(module, config, out);
   case DeviceSpec::Cuda:
-    // runtime/cuda/ (a later issue) provides createCudaSession here.
+#if NNCC_RUNTIME_HAVE_CUDA
+    return createCudaSession(module, device.index, out);
+#else
     return error(NNCC_ERROR_UNAVAILABLE,
-                 "CUDA support is not available in this runtime build (device " + device.str() +
-                     ")");
+                 "CUDA support is not available in this runtime build (it was built without "
+                 "the CUDA headers; device " + device.str() + ")");
+#endif
   }
   return error(NNCC_ERROR_INTERNAL, "unknown device kind");
 }

@@ -26,6 +26,7 @@ std::string directoryOf(const std::string &path) {
 } // namespace
 
 Module::~Module() {
+  deviceStates_.clear(); // device copies of the weights and code, while the module is mapped
   if (map_)
     munmap(map_, mapBytes_);
   if (dl_)
@@ -35,6 +36,21 @@ Module::~Module() {
 void Module::release() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
     delete this;
+}
+
+Status Module::deviceState(const std::string &device, const DeviceStateFactory &create,
+                           ModuleDeviceState **out) const {
+  std::lock_guard<std::mutex> lock(deviceStateMutex_);
+  std::unique_ptr<ModuleDeviceState> &slot = deviceStates_[device];
+  if (!slot) {
+    Status s = create(&slot);
+    if (!s.isOk()) {
+      deviceStates_.erase(device);
+      return s;
+    }
+  }
+  *out = slot.get();
+  return Status::ok();
 }
 
 int32_t Module::findEntry(const char *name) const {

@@ -14,10 +14,22 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace nncc::rt {
+
+/// What a device layer keeps per (module, device) for as long as the module
+/// lives, shared by every session on that device: weights uploaded once,
+/// loaded GPU code.
+class ModuleDeviceState {
+public:
+  virtual ~ModuleDeviceState() = default;
+};
 
 class Module {
 public:
@@ -48,6 +60,13 @@ public:
   const uint8_t *weights() const { return weights_; }
   int64_t weightsBytes() const { return abi_->weights_bytes; }
 
+  using DeviceStateFactory = std::function<Status(std::unique_ptr<ModuleDeviceState> *)>;
+  /// The state kept under `device` ("cuda:0"), made by `create` on the first
+  /// request (serialized; a failure is returned, not kept, so a later
+  /// session may try again). Destroyed with the module, before it unloads.
+  Status deviceState(const std::string &device, const DeviceStateFactory &create,
+                     ModuleDeviceState **out) const;
+
 private:
   Module() = default;
   ~Module();
@@ -70,6 +89,8 @@ private:
   size_t mapBytes_ = 0;
   int64_t maxArenaBytes_ = 0;
   std::vector<IOBytes> ioBytes_;
+  mutable std::mutex deviceStateMutex_;
+  mutable std::map<std::string, std::unique_ptr<ModuleDeviceState>> deviceStates_;
 };
 
 /// Checks that `path` is a complete ELF shared object for this host (headers

@@ -9,6 +9,11 @@
 #include "Device.h"
 #include "Module.h"
 #include "Session.h"
+#include "cpu/Blas.h"
+#if NNCC_RUNTIME_HAVE_CUDA
+#include "cuda/CudaInfo.h"
+#include <cuda.h>
+#endif
 
 #include <cstdlib>
 #include <new>
@@ -276,6 +281,58 @@ nncc_status nncc_session_profile_stats(const nncc_session *session, int32_t entr
                                      m.entry(entry).name, m.entry(entry).num_steps));
     nncc::rt::Profiler::Stat st = s.profiler()->stats(entry, step);
     *out = nncc_profile_stats{st.calls, st.totalNs, st.minNs, st.maxNs};
+    return Status::ok();
+  });
+}
+
+#if NNCC_RUNTIME_HAVE_CUDA
+int32_t nncc_cuda_build_version(void) { return CUDA_VERSION; }
+#define NNCC_IF_CUDA(expr) expr
+#else
+int32_t nncc_cuda_build_version(void) { return 0; }
+#define NNCC_IF_CUDA(expr)                                                                         \
+  Status(NNCC_ERROR_UNAVAILABLE, "this runtime was built without CUDA support")
+#endif
+
+nncc_status nncc_cuda_driver_info(int32_t *version, const char **library) {
+  return guarded([&]() -> Status {
+    if (!version || !library)
+      return nullArgument("nncc_cuda_driver_info");
+    return NNCC_IF_CUDA(nncc::rt::queryCudaDriver(version, library));
+  });
+}
+
+nncc_status nncc_cuda_get_device_info(int32_t index, nncc_cuda_device_info *out) {
+  return guarded([&]() -> Status {
+    if (!out)
+      return nullArgument("nncc_cuda_get_device_info");
+    return NNCC_IF_CUDA(nncc::rt::queryCudaDevice(index, out));
+  });
+}
+
+nncc_status nncc_cuda_get_peer_info(int32_t from, int32_t to, nncc_cuda_peer_info *out) {
+  return guarded([&]() -> Status {
+    if (!out)
+      return nullArgument("nncc_cuda_get_peer_info");
+    return NNCC_IF_CUDA(nncc::rt::queryCudaPeer(from, to, out));
+  });
+}
+
+nncc_status nncc_cublaslt_info(int64_t *version, const char **library) {
+  return guarded([&]() -> Status {
+    if (!version || !library)
+      return nullArgument("nncc_cublaslt_info");
+    return NNCC_IF_CUDA(nncc::rt::queryCublasLt(version, library));
+  });
+}
+
+nncc_status nncc_cpu_blas_info(const char **library) {
+  return guarded([&]() -> Status {
+    if (!library)
+      return nullArgument("nncc_cpu_blas_info");
+    const nncc::rt::Blas *blas = nullptr;
+    NNCC_RETURN_IF_ERROR(nncc::rt::Blas::get(&blas));
+    *library = blas->library().c_str();
     return Status::ok();
   });
 }

@@ -127,7 +127,8 @@ NNCC_RUNTIME_API const char *nncc_status_name(nncc_status status);
 NNCC_RUNTIME_API const char *nncc_runtime_version(void);
 /** The NNCC_MODULE_ABI_VERSION this runtime loads. */
 NNCC_RUNTIME_API uint32_t nncc_runtime_module_abi_version(void);
-/** Number of devices of a kind ("cpu": 1, "cuda": 0 in this build). */
+/** Number of devices of a kind: "cpu" 1, "cuda" what the CUDA driver reports
+ *  (0 without a driver or GPU). */
 NNCC_RUNTIME_API int32_t nncc_device_count(const char *kind);
 /** Name of a dtype ("f32", "i64", "bool"...), or "?" when unknown. */
 NNCC_RUNTIME_API const char *nncc_dtype_name(int32_t dtype);
@@ -195,6 +196,52 @@ NNCC_RUNTIME_API nncc_status nncc_session_set_profiling(nncc_session *session, i
  *  the session does not profile. */
 NNCC_RUNTIME_API nncc_status nncc_session_profile_stats(const nncc_session *session, int32_t entry,
                                                         int32_t step, nncc_profile_stats *out);
+
+/* --- the machine (nncc-info) ---
+ * Each query fails with NNCC_ERROR_UNAVAILABLE and a message saying why
+ * ("no CUDA driver (libcuda.so.1) found: ...", "no GPU: ...", "no cuBLASLt
+ * found (tried ...)") where the library or device is missing. */
+
+/** One CUDA device as its driver describes it. Set struct_size to
+ *  sizeof(nncc_cuda_device_info) before the call. */
+typedef struct nncc_cuda_device_info {
+  uint32_t struct_size;
+  char name[256];          /* "NVIDIA H200" */
+  int32_t compute_major;   /* compute capability: 9.0 for sm_90 */
+  int32_t compute_minor;
+  int32_t multiprocessors; /* SMs */
+  int32_t clock_khz;       /* SM clock */
+  int32_t memory_clock_khz;
+  int32_t memory_bus_bits;
+  int32_t l2_bytes;
+  int32_t pci_domain;
+  int32_t pci_bus;
+  int32_t pci_device;
+  int64_t memory_total;    /* bytes */
+  int64_t memory_free;     /* bytes free now (cuMemGetInfo in the primary context) */
+} nncc_cuda_device_info;
+
+/** The link from one CUDA device to another. Set struct_size first. */
+typedef struct nncc_cuda_peer_info {
+  uint32_t struct_size;
+  int32_t can_access;       /* cuDeviceCanAccessPeer */
+  int32_t performance_rank; /* CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK (relative; higher is faster) */
+  int32_t native_atomics;   /* CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: 1 over NVLink, 0 over PCIe */
+} nncc_cuda_peer_info;
+
+/** CUDA_VERSION of the headers this runtime was built with (13000), 0 when it
+ *  was built without CUDA support. */
+NNCC_RUNTIME_API int32_t nncc_cuda_build_version(void);
+/** The driver's CUDA version (cuDriverGetVersion: 13000 = 13.0) and the
+ *  library loaded ("libcuda.so.1"; a string that lives as long as the process). */
+NNCC_RUNTIME_API nncc_status nncc_cuda_driver_info(int32_t *version, const char **library);
+NNCC_RUNTIME_API nncc_status nncc_cuda_get_device_info(int32_t index, nncc_cuda_device_info *out);
+/** Link from device `from` to device `to` (all zero when from == to). */
+NNCC_RUNTIME_API nncc_status nncc_cuda_get_peer_info(int32_t from, int32_t to, nncc_cuda_peer_info *out);
+/** cuBLASLt's version (cublasLtGetVersion: 130000 = 13.0.0) and library. */
+NNCC_RUNTIME_API nncc_status nncc_cublaslt_info(int64_t *version, const char **library);
+/** The CPU BLAS the runtime loads for GEMM steps ("libopenblas.so.0"). */
+NNCC_RUNTIME_API nncc_status nncc_cpu_blas_info(const char **library);
 
 /* --- buffers --- */
 

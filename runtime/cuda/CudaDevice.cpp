@@ -1,0 +1,475 @@
+//===- CudaDevice.cpp - the GPU plan executor -----------------------------===//
+#include "CudaDevice.h"
+
+#include "../Profiler.h"
+#include "CudaGemm.h"
+#include "CudaModule.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace nncc::rt {
+
+namespace {
+
+/// cuMemAlloc's alignment, and the one every region of the arena gets.
+constexpr int64_t kAlign = 256;
+/// cuBLASLt's recommended workspace on Hopper (and plenty before it).
+constexpr int64_t kGemmWorkspaceBytes = 32 << 20;
+
+int64_t alignUp(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+/// Largest power of two dividing `offset`, at most kAlign.
+int64_t alignmentOf(int64_t offset) {
+  int64_t a = offset & -offset;
+  return a == 0 || a > kAlign ? kAlign : a;
+}
+
+/// An argument slot whose pointer depends on the run (an input or output).
+struct Patch {
+  size_t slot;
+  int32_t kind;
+  int32_t index;
+  int64_t offset;
+};
+
+struct StepPlan {
+  size_t firstArg = 0;         // into EntryPlan::ptrs
+  std::vector<void *> params;  // kernel steps: &ptrs[firstArg + i], cuLaunchKernel's params
+  std::unique_ptr<CudaGemm> gemm;
+};
+
+struct EntryPlan {
+  std::vector<CUdeviceptr> ptrs; // every step's args, back to back
+  std::vector<Patch> patches;
+  std::vector<StepPlan> steps;
+  std::vector<int64_t> staging; // arena offset of each input's, then output's, staging copy
+  CUgraphExec graph = nullptr;
+  std::vector<CUdeviceptr> graphIo; // input/output addresses the graph was captured with
+  std::vector<CUevent> events;      // profiling: one before each step and one after the last
+};
+
+class CudaSession final : public DeviceSession {
+public:
+  CudaSession(const Module &module, const CudaDriver &driver, int index)
+      : module_(module), driver_(driver), index_(index), where_("cuda:" + std::to_string(index)) {}
+  ~CudaSession() override;
+
+  Status init();
+  int64_t allocatedBytes() const override { return arenaBytes_; }
+  int threads() const override { return 1; }
+  Status run(int32_t entry, const void *const *inputs, void *const *outputs,
+             Profiler *profiler) override;
+
+private:
+  Status planEntry(int32_t e, int64_t stagingBase);
+  /// Where a caller's buffer is for the kernels: its own address when it is
+  /// device memory of this GPU (suitably aligned), else 0 (to be staged).
+  Status directAddress(const void *p, const char *what, const char *name, CUdeviceptr *out) const;
+  Status enqueueStep(int32_t e, int32_t s);
+  Status enqueueSteps(int32_t e);
+  Status launchGraph(int32_t e);
+  Status runProfiled(int32_t e, Profiler *profiler);
+  std::string stepWhere(int32_t e, int32_t s) const;
+
+  const Module &module_;
+  const CudaDriver &driver_;
+  int index_;
+  std::string where_;
+  const CudaModule *code_ = nullptr;
+  const CublasLt *lt_ = nullptr;
+  cublasLtHandle_t ltHandle_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUdeviceptr arena_ = 0;
+  int64_t arenaBytes_ = 0;
+  CUdeviceptr workspace_ = 0;
+  bool useGraphs_ = true;
+  std::vector<EntryPlan> plans_;
+  std::vector<CUdeviceptr> io_; // this run's input then output addresses
+  std::vector<char> copyOut_;   // this run's outputs that are staged (copied out after)
+};
+
+std::string CudaSession::stepWhere(int32_t e, int32_t s) const {
+  const nncc_step &st = module_.entry(e).steps[s];
+  return format("%s: entry '%s' step %d%s%s%s", where_.c_str(), module_.entry(e).name, s,
+                st.name ? " ('" : "", st.name ? st.name : "", st.name ? "')" : "");
+}
+
+Status CudaSession::init() {
+  NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_));
+  const nncc_module &m = module_.abi();
+  bool hasGemm = false;
+  for (int32_t e = 0; e < m.num_entries; ++e)
+    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
+      const nncc_step &st = m.entries[e].steps[s];
+      hasGemm |= st.kind == NNCC_STEP_GEMM;
+      if (st.kind == NNCC_STEP_KERNEL && m.kernels[st.kernel].num_gpu_launches == 0)
+        return error(NNCC_ERROR_UNAVAILABLE,
+                     format("kernel '%s' has no GPU code: the module was compiled without a "
+                            "cuda target (device %s)",
+                            m.kernels[st.kernel].name, where_.c_str()));
+    }
+  const char *graphs = std::getenv("NNCC_CUDA_GRAPHS");
+  useGraphs_ = !(graphs && std::strcmp(graphs, "0") == 0);
+
+  ModuleDeviceState *state = nullptr;
+  NNCC_RETURN_IF_ERROR(module_.deviceState(
+      where_,
+      [&](std::unique_ptr<ModuleDeviceState> *out) {
+        return CudaModule::create(module_, driver_, index_, out);
+      },
+      &state));
+  code_ = static_cast<const CudaModule *>(state);
+  NNCC_CU_CALL(driver_, where_, cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
+
+  // One allocation: scratch (the largest entry's arena), then staging for
+  // host inputs and outputs (the largest entry's, each region aligned), then
+  // the cuBLASLt workspace.
+  int64_t scratch = alignUp(module_.maxArenaBytes()), staging = 0;
+  for (int32_t e = 0; e < m.num_entries; ++e) {
+    int64_t bytes = 0;
+    for (int32_t i = 0; i < m.entries[e].num_inputs; ++i)
+      bytes += alignUp(module_.inputBytes(e, i));
+    for (int32_t o = 0; o < m.entries[e].num_outputs; ++o)
+      bytes += alignUp(module_.outputBytes(e, o));
+    staging = std::max(staging, bytes);
+  }
+  int64_t workspace = hasGemm ? kGemmWorkspaceBytes : 0;
+  arenaBytes_ = scratch + staging + workspace;
+  if (arenaBytes_ > 0) {
+    NNCC_CU_CALL(driver_, where_ + format(" (the %lld-byte arena)", (long long)arenaBytes_),
+                 cuMemAlloc, &arena_, static_cast<size_t>(arenaBytes_));
+    // Zeroed, as on the CPU: runs stay deterministic even if a plan reads
+    // scratch before writing it.
+    NNCC_CU_CALL(driver_, where_, cuMemsetD8Async, arena_, 0, static_cast<size_t>(arenaBytes_),
+                 stream_);
+    NNCC_CU_CALL(driver_, where_, cuStreamSynchronize, stream_);
+  }
+  workspace_ = hasGemm ? arena_ + scratch + staging : 0;
+  if (hasGemm) {
+    NNCC_RETURN_IF_ERROR(CublasLt::get(&lt_).prefix(where_ + ": "));
+    NNCC_LT_CALL(*lt_, where_, cublasLtCreate, &ltHandle_);
+  }
+
+  size_t maxIo = 0;
+  plans_.resize(static_cast<size_t>(m.num_entries));
+  for (int32_t e = 0; e < m.num_entries; ++e) {
+    NNCC_RETURN_IF_ERROR(planEntry(e, scratch));
+    maxIo = std::max(maxIo, plans_[e].staging.size());
+  }
+  io_.resize(maxIo);
+  copyOut_.resize(maxIo);
+  return Status::ok();
+}
+
+Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
+  const nncc_module &m = module_.abi();
+  const nncc_entry &entry = m.entries[e];
+  EntryPlan &plan = plans_[e];
+  int64_t at = stagingBase;
+  for (int32_t i = 0; i < entry.num_inputs; ++i, at += alignUp(module_.inputBytes(e, i)))
+    plan.staging.push_back(at);
+  for (int32_t o = 0; o < entry.num_outputs; ++o, at += alignUp(module_.outputBytes(e, o)))
+    plan.staging.push_back(at);
+
+  // Every arg's address, or a patch for inputs and outputs; the alignment of
+  // each is known now (inputs and outputs are used in place only when
+  // kAlign-aligned, else staged), which cuBLASLt's algorithm choice needs.
+  std::vector<int64_t> align;
+  plan.steps.resize(static_cast<size_t>(entry.num_steps));
+  for (int32_t s = 0; s < entry.num_steps; ++s) {
+    const nncc_step &st = entry.steps[s];
+    plan.steps[s].firstArg = plan.ptrs.size();
+    for (int32_t a = 0; a < st.num_args; ++a) {
+      const nncc_buffer_ref &r = st.args[a];
+      CUdeviceptr p = 0;
+      int64_t base = 0;
+      if (r.kind == NNCC_BUFFER_ARENA) {
+        p = arena_ + static_cast<CUdeviceptr>(r.offset);
+      } else if (r.kind == NNCC_BUFFER_WEIGHT) {
+        base = m.weights[r.index].offset;
+        p = code_->weights() + static_cast<CUdeviceptr>(base + r.offset);
+      } else {
+        plan.patches.push_back(Patch{plan.ptrs.size(), r.kind, r.index, r.offset});
+      }
+      align.push_back(alignmentOf(base + r.offset));
+      plan.ptrs.push_back(p);
+    }
+  }
+  // ptrs is complete: the kernel params may point into it now.
+  for (int32_t s = 0; s < entry.num_steps; ++s) {
+    const nncc_step &st = entry.steps[s];
+    StepPlan &sp = plan.steps[s];
+    if (st.kind == NNCC_STEP_KERNEL) {
+      for (int32_t a = 0; a < st.num_args; ++a)
+        sp.params.push_back(&plan.ptrs[sp.firstArg + a]);
+    } else if (st.kind == NNCC_STEP_GEMM) {
+      int64_t al[4] = {kAlign, kAlign, kAlign, kAlign};
+      for (int32_t a = 0; a < st.num_args && a < 4; ++a)
+        al[a] = align[sp.firstArg + a];
+      // An input/output bias is patched per run; any kAlign-aligned address
+      // with its offset tells cuBLASLt its alignment.
+      CUdeviceptr biasHint = 0;
+      if (st.num_args > 3)
+        biasHint = plan.ptrs[sp.firstArg + 3] ? plan.ptrs[sp.firstArg + 3]
+                                              : arena_ + static_cast<CUdeviceptr>(al[3] % kAlign);
+      NNCC_RETURN_IF_ERROR(CudaGemm::create(*lt_, ltHandle_, st, al, biasHint,
+                                            static_cast<size_t>(kGemmWorkspaceBytes),
+                                            stepWhere(e, s), &sp.gemm));
+    }
+  }
+  return Status::ok();
+}
+
+CudaSession::~CudaSession() {
+  // Errors are ignored: nothing can be done about them here, and at process
+  // exit the driver may already be gone.
+  if (!driver_.makeCurrent(index_).isOk())
+    return;
+  const CudaSymbols &cu = driver_.sym();
+  if (stream_)
+    cu.cuStreamSynchronize(stream_);
+  for (EntryPlan &plan : plans_) {
+    if (plan.graph)
+      cu.cuGraphExecDestroy(plan.graph);
+    for (CUevent ev : plan.events)
+      cu.cuEventDestroy(ev);
+    for (StepPlan &sp : plan.steps)
+      sp.gemm.reset(); // before the cuBLASLt handle
+  }
+  if (ltHandle_)
+    lt_->sym().cublasLtDestroy(ltHandle_);
+  if (arena_)
+    cu.cuMemFree(arena_);
+  if (stream_)
+    cu.cuStreamDestroy(stream_);
+}
+
+Status CudaSession::directAddress(const void *p, const char *what, const char *name,
+                                  CUdeviceptr *out) const {
+  *out = 0;
+  auto addr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+  unsigned int type = 0;
+  // Host memory the driver does not know answers CUDA_ERROR_INVALID_VALUE.
+  if (!p || driver_.sym().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr) !=
+                CUDA_SUCCESS)
+    return Status::ok();
+  if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
+    return Status::ok(); // pinned host memory: copied like any host buffer
+  int ordinal = -1;
+  NNCC_CU_CALL(driver_, where_, cuPointerGetAttribute, &ordinal,
+               CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr);
+  if (type == CU_MEMORYTYPE_DEVICE && ordinal != index_)
+    return error(NNCC_ERROR_INVALID_ARGUMENT,
+                 format("%s '%s' is memory of cuda:%d, but the session runs on %s", what, name,
+                        ordinal, where_.c_str()));
+  // Kernels and cuBLASLt were planned for kAlign-aligned buffers; another
+  // alignment is copied into staging (on the device) instead.
+  if (addr % kAlign == 0)
+    *out = addr;
+  return Status::ok();
+}
+
+Status CudaSession::enqueueStep(int32_t e, int32_t s) {
+  const nncc_module &m = module_.abi();
+  const nncc_step &st = m.entries[e].steps[s];
+  EntryPlan &plan = plans_[e];
+  StepPlan &sp = plan.steps[s];
+  const CUdeviceptr *args = plan.ptrs.data() + sp.firstArg;
+  switch (st.kind) {
+  case NNCC_STEP_KERNEL: {
+    const nncc_kernel &k = m.kernels[st.kernel];
+    for (int32_t l = 0; l < k.num_gpu_launches; ++l) {
+      const nncc_gpu_launch &g = k.gpu_launches[l];
+      CUresult r = driver_.sym().cuLaunchKernel(
+          code_->function(st.kernel, l), g.grid[0], g.grid[1], g.grid[2], g.block[0], g.block[1],
+          g.block[2], g.shared_bytes, stream_, sp.params.data(), nullptr);
+      if (r != CUDA_SUCCESS) // the message is only built on failure: this is the hot path
+        return driver_.check(r, "cuLaunchKernel",
+                             stepWhere(e, s) + format(" (kernel '%s', '%s')", k.name, g.function));
+    }
+    return Status::ok();
+  }
+  case NNCC_STEP_GEMM:
+    return sp.gemm->enqueue(args, workspace_, stream_);
+  case NNCC_STEP_COPY: {
+    if (st.args[1].bytes == 0)
+      return Status::ok();
+    CUresult r = driver_.sym().cuMemcpyDtoDAsync(args[1], args[0],
+                                                 static_cast<size_t>(st.args[1].bytes), stream_);
+    return r == CUDA_SUCCESS ? Status::ok()
+                             : driver_.check(r, "cuMemcpyDtoDAsync", stepWhere(e, s));
+  }
+  default:
+    return error(NNCC_ERROR_UNSUPPORTED,
+                 stepWhere(e, s) + format(": unknown step kind %d", st.kind));
+  }
+}
+
+Status CudaSession::enqueueSteps(int32_t e) {
+  for (int32_t s = 0; s < module_.entry(e).num_steps; ++s)
+    NNCC_RETURN_IF_ERROR(enqueueStep(e, s));
+  return Status::ok();
+}
+
+/// Captures the entry into a graph when it has none or the input/output
+/// addresses changed since (device-pointer tensors), then launches it. A
+/// changed capture updates the executable graph in place when the driver
+/// can (cuGraphExecUpdate), else instantiates it anew.
+Status CudaSession::launchGraph(int32_t e) {
+  EntryPlan &plan = plans_[e];
+  size_t io = plan.staging.size();
+  if (!plan.graph || !std::equal(io_.begin(), io_.begin() + io, plan.graphIo.begin())) {
+    const CudaSymbols &cu = driver_.sym();
+    std::string where = where_ + format(": capturing entry '%s'", module_.entry(e).name);
+    NNCC_CU_CALL(driver_, where, cuStreamBeginCapture, stream_,
+                 CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    Status enqueued = enqueueSteps(e);
+    CUgraph graph = nullptr;
+    Status ended = driver_.check(cu.cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture",
+                                 where);
+    if (!enqueued.isOk() || !ended.isOk()) {
+      if (graph)
+        cu.cuGraphDestroy(graph);
+      return enqueued.isOk() ? ended : enqueued;
+    }
+    if (plan.graph) {
+      CUgraphExecUpdateResultInfo info{};
+      if (cu.cuGraphExecUpdate(plan.graph, graph, &info) != CUDA_SUCCESS) {
+        cu.cuGraphExecDestroy(plan.graph);
+        plan.graph = nullptr;
+      }
+    }
+    Status made = Status::ok();
+    if (!plan.graph)
+      made = driver_.check(cu.cuGraphInstantiateWithFlags(&plan.graph, graph, 0),
+                           "cuGraphInstantiateWithFlags", where);
+    cu.cuGraphDestroy(graph);
+    NNCC_RETURN_IF_ERROR(made);
+    plan.graphIo.assign(io_.begin(), io_.begin() + io);
+  }
+  CUresult r = driver_.sym().cuGraphLaunch(plan.graph, stream_);
+  return r == CUDA_SUCCESS ? Status::ok()
+                           : driver_.check(r, "cuGraphLaunch",
+                                           where_ + format(": entry '%s'", module_.entry(e).name));
+}
+
+/// Step by step, an event before each step and after the last: the profiler
+/// gets each step's device time, placed on its clock at the run's start.
+Status CudaSession::runProfiled(int32_t e, Profiler *profiler) {
+  EntryPlan &plan = plans_[e];
+  int32_t steps = module_.entry(e).num_steps;
+  while (plan.events.size() < static_cast<size_t>(steps) + 1) {
+    CUevent ev = nullptr;
+    NNCC_CU_CALL(driver_, where_, cuEventCreate, &ev, CU_EVENT_DEFAULT);
+    plan.events.push_back(ev);
+  }
+  // Input copies finish first, so they do not count as the first step.
+  NNCC_CU_CALL(driver_, where_, cuStreamSynchronize, stream_);
+  int64_t start = Profiler::now();
+  NNCC_CU_CALL(driver_, where_, cuEventRecord, plan.events[0], stream_);
+  for (int32_t s = 0; s < steps; ++s) {
+    NNCC_RETURN_IF_ERROR(enqueueStep(e, s));
+    NNCC_CU_CALL(driver_, where_, cuEventRecord, plan.events[s + 1], stream_);
+  }
+  NNCC_CU_CALL(driver_, where_ + format(": entry '%s'", module_.entry(e).name),
+               cuStreamSynchronize, stream_);
+  float before = 0;
+  for (int32_t s = 0; s < steps; ++s) {
+    float after = 0;
+    NNCC_CU_CALL(driver_, where_, cuEventElapsedTime, &after, plan.events[0], plan.events[s + 1]);
+    profiler->recordStep(s, start + static_cast<int64_t>(before * 1e6),
+                         start + static_cast<int64_t>(after * 1e6), 1);
+    before = after;
+  }
+  return Status::ok();
+}
+
+Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outputs,
+                        Profiler *profiler) {
+  NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_));
+  const nncc_entry &entry = module_.entry(e);
+  EntryPlan &plan = plans_[e];
+  int32_t nin = entry.num_inputs;
+  // Messages are only formatted on failure: a run allocates nothing.
+  auto runWhere = [&](const char *what, const char *name) {
+    return where_ + format(": entry '%s' (%s '%s')", entry.name, what, name);
+  };
+
+  // Inputs: device memory of this GPU in place, anything else copied in.
+  for (int32_t i = 0; i < nin; ++i) {
+    CUdeviceptr direct = 0;
+    NNCC_RETURN_IF_ERROR(directAddress(inputs[i], "input", entry.inputs[i].name, &direct));
+    io_[i] = direct ? direct : arena_ + static_cast<CUdeviceptr>(plan.staging[i]);
+    auto bytes = static_cast<size_t>(module_.inputBytes(e, i));
+    if (direct || bytes == 0)
+      continue;
+    auto src = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(inputs[i]));
+    unsigned int type = 0;
+    bool onDevice = driver_.sym().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                         src) == CUDA_SUCCESS &&
+                    type == CU_MEMORYTYPE_DEVICE;
+    CUresult r = onDevice ? driver_.sym().cuMemcpyDtoDAsync(io_[i], src, bytes, stream_)
+                          : driver_.sym().cuMemcpyHtoDAsync(io_[i], inputs[i], bytes, stream_);
+    if (r != CUDA_SUCCESS)
+      return driver_.check(r, onDevice ? "cuMemcpyDtoDAsync" : "cuMemcpyHtoDAsync",
+                           runWhere("input", entry.inputs[i].name));
+  }
+  for (int32_t o = 0; o < entry.num_outputs; ++o) {
+    CUdeviceptr direct = 0;
+    NNCC_RETURN_IF_ERROR(directAddress(outputs[o], "output", entry.outputs[o].name, &direct));
+    io_[nin + o] = direct ? direct : arena_ + static_cast<CUdeviceptr>(plan.staging[nin + o]);
+    copyOut_[o] = !direct;
+  }
+  for (const Patch &pt : plan.patches)
+    plan.ptrs[pt.slot] =
+        io_[pt.kind == NNCC_BUFFER_INPUT ? pt.index : nin + pt.index] +
+        static_cast<CUdeviceptr>(pt.offset);
+
+  Status s = profiler   ? runProfiled(e, profiler)
+             : useGraphs_ && entry.num_steps > 0 ? launchGraph(e)
+                                                 : enqueueSteps(e);
+  for (int32_t o = 0; s.isOk() && o < entry.num_outputs; ++o) {
+    auto bytes = static_cast<size_t>(module_.outputBytes(e, o));
+    if (!copyOut_[o] || bytes == 0)
+      continue;
+    auto dst = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(outputs[o]));
+    unsigned int type = 0;
+    bool onDevice = driver_.sym().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                         dst) == CUDA_SUCCESS &&
+                    type == CU_MEMORYTYPE_DEVICE;
+    CUresult r = onDevice
+                     ? driver_.sym().cuMemcpyDtoDAsync(dst, io_[nin + o], bytes, stream_)
+                     : driver_.sym().cuMemcpyDtoHAsync(outputs[o], io_[nin + o], bytes, stream_);
+    if (r != CUDA_SUCCESS)
+      s = driver_.check(r, onDevice ? "cuMemcpyDtoDAsync" : "cuMemcpyDtoHAsync",
+                        runWhere("output", entry.outputs[o].name));
+  }
+  // Always synchronized, also after an error: nothing may still be reading
+  // the caller's buffers when the run returns. A kernel fault surfaces here.
+  CUresult synced = driver_.sym().cuStreamSynchronize(stream_);
+  if (s.isOk() && synced != CUDA_SUCCESS)
+    s = driver_.check(synced, "cuStreamSynchronize",
+                      where_ + format(": entry '%s'", entry.name));
+  return s;
+}
+
+} // namespace
+
+int cudaDeviceCount() {
+  const CudaDriver *driver = nullptr;
+  return CudaDriver::get(&driver).isOk() ? driver->deviceCount() : 0;
+}
+
+Status createCudaSession(const Module &module, int index, std::unique_ptr<DeviceSession> *out) {
+  const CudaDriver *driver = nullptr;
+  NNCC_RETURN_IF_ERROR(
+      CudaDriver::get(&driver).prefix("cannot open device cuda:" + std::to_string(index) + ": "));
+  auto session = std::make_unique<CudaSession>(module, *driver, index);
+  NNCC_RETURN_IF_ERROR(session->init());
+  *out = std::move(session);
+  return Status::ok();
+}
+
+} // namespace nncc::rt

@@ -1,0 +1,20 @@
+//===- CudaDevice.h - running a plan on an NVIDIA GPU ---------------------===//
+#ifndef NNCC_RUNTIME_CUDA_CUDADEVICE_H
+#define NNCC_RUNTIME_CUDA_CUDADEVICE_H
+
+#include "../Device.h"
+
+namespace nncc::rt {
+
+/// A session on cuda:index: one cuMemAlloc arena (scratch, staging for host
+/// inputs and outputs, the cuBLASLt workspace), a stream, the module's code
+/// and weights shared per device, and each entry captured into a CUDA Graph
+/// on its first run. Errors name the device, the call and the step.
+Status createCudaSession(const Module &module, int index, std::unique_ptr<DeviceSession> *out);
+
+/// Devices the CUDA driver reports; 0 without a driver or GPU.
+int cudaDeviceCount();
+
+} // namespace nncc::rt
+
+#endif // NNCC_RUNTIME_CUDA_CUDADEVICE_H

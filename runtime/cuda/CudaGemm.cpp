@@ -1,0 +1,154 @@
+//===- CudaGemm.cpp -------------------------------------------------------===//
+#include "CudaGemm.h"
+
+#include "../DType.h"
+
+namespace nncc::rt {
+
+namespace {
+
+cudaDataType_t cudaType(int32_t dtype) {
+  switch (dtype) {
+  case NNCC_DTYPE_F16:
+    return CUDA_R_16F;
+  case NNCC_DTYPE_BF16:
+    return CUDA_R_16BF;
+  default: // the verifier admits f32, f16 and bf16 only
+    return CUDA_R_32F;
+  }
+}
+
+cublasLtEpilogue_t epilogue(const GemmParams &g) {
+  switch (static_cast<GemmActivation>(g.activation)) {
+  case GemmActivation::Relu:
+    return g.hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  case GemmActivation::Gelu:
+    return g.hasBias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  case GemmActivation::None:
+    break;
+  }
+  return g.hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+} // namespace
+
+Status CudaGemm::create(const CublasLt &lt, cublasLtHandle_t handle, const nncc_step &step,
+                        const int64_t alignment[4], CUdeviceptr biasHint, size_t workspaceBytes,
+                        const std::string &where, std::unique_ptr<CudaGemm> *out) {
+  std::unique_ptr<CudaGemm> gemm(new CudaGemm(lt, handle));
+  CudaGemm &G = *gemm;
+  G.where_ = where;
+  G.workspaceBytes_ = workspaceBytes;
+  GemmParams &g = G.params_;
+  g = decodeGemm(step);
+  bool f32Inputs = g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32;
+  cublasComputeType_t compute =
+      f32Inputs && g.allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  NNCC_LT_CALL(lt, where, cublasLtMatmulDescCreate, &G.desc_, compute, CUDA_R_32F);
+
+  // Swapped operands (see the header): cuBLASLt's A is the plan's B.
+  cublasOperation_t opA = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  auto setDesc = [&](cublasLtMatmulDescAttributes_t attr, const void *value, size_t bytes) {
+    return lt.check(lt.sym().cublasLtMatmulDescSetAttribute(G.desc_, attr, value, bytes),
+                    "cublasLtMatmulDescSetAttribute", where);
+  };
+  NNCC_RETURN_IF_ERROR(setDesc(CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
+  NNCC_RETURN_IF_ERROR(setDesc(CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  cublasLtEpilogue_t epi = epilogue(g);
+  NNCC_RETURN_IF_ERROR(setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+  if (g.hasBias) {
+    int32_t biasType = cudaType(g.dtypeC);
+    NNCC_RETURN_IF_ERROR(setDesc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &biasType, sizeof(biasType)));
+    // The same bias for every batch.
+    int64_t biasStride = 0;
+    NNCC_RETURN_IF_ERROR(
+        setDesc(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &biasStride, sizeof(biasStride)));
+    NNCC_RETURN_IF_ERROR(setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasHint, sizeof(biasHint)));
+  }
+
+  // Column-major views of the row-major operands.
+  auto layout = [&](cublasLtMatrixLayout_t *l, int32_t dtype, int64_t rows, int64_t cols,
+                    int64_t ld, int64_t stride) -> Status {
+    NNCC_LT_CALL(lt, where, cublasLtMatrixLayoutCreate, l, cudaType(dtype),
+                 static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld);
+    if (g.batch > 1) {
+      int32_t count = static_cast<int32_t>(g.batch);
+      NNCC_LT_CALL(lt, where, cublasLtMatrixLayoutSetAttribute, *l,
+                   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
+      NNCC_LT_CALL(lt, where, cublasLtMatrixLayoutSetAttribute, *l,
+                   CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
+    }
+    return Status::ok();
+  };
+  NNCC_RETURN_IF_ERROR(layout(&G.layoutA_, g.dtypeB, g.transB ? g.k : g.n,
+                              g.transB ? g.n : g.k, g.ldb, g.strideB));
+  NNCC_RETURN_IF_ERROR(layout(&G.layoutB_, g.dtypeA, g.transA ? g.m : g.k,
+                              g.transA ? g.k : g.m, g.lda, g.strideA));
+  NNCC_RETURN_IF_ERROR(layout(&G.layoutC_, g.dtypeC, g.n, g.m, g.ldc, g.strideC));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  NNCC_LT_CALL(lt, where, cublasLtMatmulPreferenceCreate, &pref);
+  struct PrefGuard {
+    const CublasLt &lt;
+    cublasLtMatmulPreference_t p;
+    ~PrefGuard() { lt.sym().cublasLtMatmulPreferenceDestroy(p); }
+  } guard{lt, pref};
+  uint64_t ws = workspaceBytes;
+  NNCC_LT_CALL(lt, where, cublasLtMatmulPreferenceSetAttribute, pref,
+               CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, int64_t> aligns[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment[1]},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment[0]},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment[2]},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment[2]}};
+  for (const auto &a : aligns) {
+    uint32_t bytes = static_cast<uint32_t>(a.second);
+    NNCC_LT_CALL(lt, where, cublasLtMatmulPreferenceSetAttribute, pref, a.first, &bytes,
+                 sizeof(bytes));
+  }
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  NNCC_LT_CALL(lt, where, cublasLtMatmulAlgoGetHeuristic, handle, G.desc_, G.layoutA_,
+               G.layoutB_, G.layoutC_, G.layoutC_, pref, 1, &result, &found);
+  if (found == 0)
+    return error(NNCC_ERROR_UNSUPPORTED,
+                 format("%s: cuBLASLt has no algorithm for this GEMM (%s x %s -> %s, batch %lld, "
+                        "M=%lld N=%lld K=%lld%s)",
+                        where.c_str(), dtypeName(g.dtypeA), dtypeName(g.dtypeB),
+                        dtypeName(g.dtypeC), (long long)g.batch, (long long)g.m, (long long)g.n,
+                        (long long)g.k, g.hasBias ? ", with bias" : ""));
+  G.algo_ = result.algo;
+  *out = std::move(gemm);
+  return Status::ok();
+}
+
+CudaGemm::~CudaGemm() {
+  const CublasLtSymbols &s = lt_.sym();
+  if (layoutA_)
+    s.cublasLtMatrixLayoutDestroy(layoutA_);
+  if (layoutB_)
+    s.cublasLtMatrixLayoutDestroy(layoutB_);
+  if (layoutC_)
+    s.cublasLtMatrixLayoutDestroy(layoutC_);
+  if (desc_)
+    s.cublasLtMatmulDescDestroy(desc_);
+}
+
+Status CudaGemm::enqueue(const CUdeviceptr *args, CUdeviceptr workspace, CUstream stream) const {
+  const GemmParams &g = params_;
+  if (g.m == 0 || g.n == 0 || g.batch == 0)
+    return Status::ok();
+  if (g.hasBias)
+    NNCC_LT_CALL(lt_, where_, cublasLtMatmulDescSetAttribute, desc_,
+                 CUBLASLT_MATMUL_DESC_BIAS_POINTER, &args[3], sizeof(args[3]));
+  auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
+  // alpha and beta are host values (the default pointer mode), read when the
+  // call is enqueued or captured.
+  NNCC_LT_CALL(lt_, where_, cublasLtMatmul, handle_, desc_, &g.alpha, ptr(args[1]), layoutA_,
+               ptr(args[0]), layoutB_, &g.beta, ptr(args[2]), layoutC_, ptr(args[2]), layoutC_,
+               &algo_, ptr(workspace), workspaceBytes_, reinterpret_cast<cudaStream_t>(stream));
+  return Status::ok();
+}
+
+} // namespace nncc::rt
