@@ -13,6 +13,9 @@ namespace nncc {
 /// Patterns folding BatchNormalization into the preceding convolution.
 void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 
+/// Patterns recomposing LayerNorm, GELU, Softmax and attention.
+void populateRecomposePatterns(mlir::RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 

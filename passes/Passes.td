@@ -15,4 +15,18 @@ def FoldBatchNormPass : Pass<"nncc-fold-batch-norm"> {
   let dependentDialects = ["nncc::nn::NNDialect"];
 }
 
+def RecomposePass : Pass<"nncc-recompose"> {
+  let summary = "Recompose LayerNorm, GELU, Softmax and attention from their decompositions";
+  let description = [{
+    Exporters write LayerNorm as ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div
+    (then Mul/Add by the affine parameters), GELU as Erf or Tanh arithmetic,
+    Softmax as Exp/ReduceSum/Div (with or without the max subtracted) and
+    attention as MatMul / Div-or-Mul by a scale / Add mask / Softmax /
+    MatMul. Each becomes one op (nn.layer_norm, nn.gelu, nn.softmax,
+    nn.attention) when every intermediate has no other user, so kernels
+    recompute nothing and never materialize the pieces.
+  }];
+  let dependentDialects = ["nncc::nn::NNDialect"];
+}
+
 #endif // NNCC_PASSES

@@ -7,9 +7,14 @@
 
 namespace nncc {
 
-void buildNNSimplifyPipeline(mlir::OpPassManager &pm) {
+void buildNNSimplifyPipeline(mlir::OpPassManager &pm, bool recompose) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(createFoldBatchNormPass());
+  if (recompose) {
+    pm.addPass(createRecomposePass());
+    // Folds the transposes attention leaves behind into their producers.
+    pm.addPass(mlir::createCanonicalizerPass());
+  }
   pm.addPass(mlir::createCSEPass());
 }
 

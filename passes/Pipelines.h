@@ -7,8 +7,10 @@ namespace nncc {
 
 /// Canonicalization and constant folding of the nn dialect: shape
 /// computations fold away, shape-like operands become attributes,
-/// BatchNormalization folds into convolutions.
-void buildNNSimplifyPipeline(mlir::OpPassManager &pm);
+/// BatchNormalization folds into convolutions; with `recompose`,
+/// decomposed LayerNorm/GELU/Softmax/attention become single ops (off for
+/// the `--no-fusion` baseline).
+void buildNNSimplifyPipeline(mlir::OpPassManager &pm, bool recompose = true);
 
 /// Registers nncc's passes and pipelines with the pass registry (for nncc-opt).
 void registerNNCCPipelines();

@@ -265,6 +265,36 @@ LogicalResult LogSoftmaxOp::verify() {
   return verifyAxis(*this, getAxis(), tensorType(getInput()).getRank());
 }
 
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"") << getApproximate() << "\"";
+  return success();
+}
+
+/// q [batch..., Sq, D], k [batch..., Sk, D], v [batch..., Sk, Dv] with equal
+/// batch dims; the result [batch..., Sq, Dv]; the mask broadcasts to the scores.
+LogicalResult AttentionOp::verify() {
+  auto q = tensorType(getQ()), k = tensorType(getK()), v = tensorType(getV()), out = tensorType(getOutput());
+  int64_t rank = q.getRank();
+  if (rank < 2 || k.getRank() != rank || v.getRank() != rank || out.getRank() != rank)
+    return emitOpError("q, k, v and the result must have one rank of at least 2");
+  auto batch = [](RankedTensorType t) { return t.getShape().drop_back(2); };
+  if (batch(k) != batch(q) || batch(v) != batch(q) || batch(out) != batch(q))
+    return emitOpError("q, k, v and the result must have the same batch dims");
+  ArrayRef<int64_t> qs = q.getShape(), ks = k.getShape(), vs = v.getShape(), os = out.getShape();
+  if (qs[rank - 1] != ks[rank - 1] || ks[rank - 2] != vs[rank - 2] || os[rank - 2] != qs[rank - 2] ||
+      os[rank - 1] != vs[rank - 1])
+    return emitOpError("expects q [.., Sq, D], k [.., Sk, D], v [.., Sk, Dv] and a [.., Sq, Dv] result");
+  if (getMask()) {
+    SmallVector<int64_t> scores(batch(q));
+    scores.append({qs[rank - 2], ks[rank - 2]});
+    auto m = tensorType(getMask()).getShape();
+    if (!isBroadcastResult({m, ArrayRef<int64_t>(scores)}, scores))
+      return emitOpError("mask does not broadcast to the scores [batch..., Sq, Sk]");
+  }
+  return success();
+}
+
 /// Reductions: exactly one of the axes attribute and operand; axes in range
 /// and unique; result rank consistent with keepdims.
 static LogicalResult verifyReduce(Operation *op, Value input, Value axesTensor,

@@ -240,6 +240,36 @@ class NN_SoftmaxLikeOp<string mnemonic, string onnx>
 def NN_SoftmaxOp : NN_SoftmaxLikeOp<"softmax", "Softmax">;
 def NN_LogSoftmaxOp : NN_SoftmaxLikeOp<"log_softmax", "LogSoftmax">;
 
+def NN_GeluOp : NN_Op<"gelu", "Elementwise", [SameOperandsAndResultType]> {
+  let summary = "GELU, exact (erf) or tanh-approximated (recomposed from its decomposition)";
+  let description = [{
+    `approximate = "none"`: `0.5 * x * (1 + erf(x / sqrt(2)))`;
+    `approximate = "tanh"`: `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`
+    (ONNX Gelu of opset 20). Built by nncc-recompose from the Erf/Tanh graphs exporters write.
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$approximate);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+def NN_AttentionOp : NN_Op<"attention", "Contraction"> {
+  let summary = "Scaled dot-product attention: softmax(q kᵀ * scale + mask) v";
+  let description = [{
+    `q` is [batch..., Sq, D], `k` [batch..., Sk, D] (not transposed), `v`
+    [batch..., Sk, Dv], the result [batch..., Sq, Dv], with the same batch dims
+    everywhere; the optional additive `mask` broadcasts (numpy) to
+    [batch..., Sq, Sk]. Softmax runs over the keys. Built by nncc-recompose
+    from MatMul / Div-or-Mul / Add / Softmax / MatMul, so kernels never
+    materialize the score matrix.
+  }];
+  let arguments = (ins NN_FloatTensor:$q, NN_FloatTensor:$k, NN_FloatTensor:$v,
+                       Optional<NN_FloatTensor>:$mask, F64Attr:$scale);
+  let results = (outs NN_FloatTensor:$output);
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions. `axes` is an attribute once it is known; before that it is an
 // operand (an ONNX input fed at run time).

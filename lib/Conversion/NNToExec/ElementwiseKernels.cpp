@@ -7,6 +7,8 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace nncc::kernels {
@@ -28,6 +30,21 @@ FailureOr<Value> unaryFloat(OpBuilder &b, Location loc, Operation *op, Value x) 
     return (Value)math::ErfOp::create(b, loc, x);
   if (isa<nn::TanhOp>(op))
     return (Value)math::TanhOp::create(b, loc, x);
+  if (auto gelu = dyn_cast<nn::GeluOp>(op)) {
+    // The exported graphs' order: x / √2 (or the tanh polynomial), + 1, * x, * 0.5.
+    Value inner;
+    if (gelu.getApproximate() == "tanh") {
+      Value cube = arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, x, x), x);
+      Value poly = arith::AddFOp::create(
+          b, loc, x, arith::MulFOp::create(b, loc, cube, scalarConstant(b, loc, t, 0.044715)));
+      inner = math::TanhOp::create(
+          b, loc, arith::MulFOp::create(b, loc, poly, scalarConstant(b, loc, t, std::sqrt(2 / M_PI))));
+    } else {
+      inner = math::ErfOp::create(b, loc, arith::DivFOp::create(b, loc, x, scalarConstant(b, loc, t, std::sqrt(2.0))));
+    }
+    Value scaled = arith::MulFOp::create(b, loc, x, arith::AddFOp::create(b, loc, inner, scalarConstant(b, loc, t, 1)));
+    return (Value)arith::MulFOp::create(b, loc, scaled, scalarConstant(b, loc, t, 0.5));
+  }
   if (isa<nn::SigmoidOp>(op)) {
     Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
     return (Value)arith::DivFOp::create(b, loc, scalarConstant(b, loc, t, 1),

@@ -2,6 +2,8 @@
 
 #include "lib/Conversion/NNToExec/KernelBuilders.h"
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
+#include "lib/Conversion/NNToExec/RowKernels.h"
+#include "lib/Conversion/NNToExec/LowPrecisionCompute.h"
 
 #include "dialects/Exec/ExecOps.h"
 #include "dialects/NN/NNOps.h"
@@ -407,6 +409,68 @@ void splitConvBias(func::FuncOp func) {
   }
 }
 
+/// The permutation of `attention`'s single user when it is a transpose that
+/// keeps the last dim last: the attention kernel then writes its rows there.
+nn::TransposeOp absorbableTranspose(Operation *attention) {
+  if (!isa<nn::AttentionOp>(attention) || !attention->hasOneUse())
+    return {};
+  auto transpose = dyn_cast<nn::TransposeOp>(*attention->getUsers().begin());
+  if (!transpose || transpose.getPerm().back() != (int64_t)transpose.getPerm().size() - 1 ||
+      !cast<RankedTensorType>(transpose.getType()).hasStaticShape())
+    return {};
+  return transpose;
+}
+
+/// Builds every row-kernel root (layer_norm, softmax over the last axis,
+/// attention) as one kernel together with the elementwise, transpose and
+/// reshape producers only it reads (a residual add before a layer norm, the
+/// bias add and head split before attention), and attention's output
+/// transpose. Runs before elementwise fusion, which then groups the rest.
+LogicalResult fuseRowKernels(func::FuncOp func, ModuleOp module, int &counter) {
+  SmallVector<Operation *> roots;
+  for (Operation &op : func.getBody().front())
+    if (isRowKernelRoot(&op))
+      roots.push_back(&op);
+  for (Operation *root : roots) {
+    llvm::SetVector<Operation *> producers = inlinableProducers(root, isa<nn::AttentionOp>(root));
+    nn::TransposeOp transpose = absorbableTranspose(root);
+    SmallVector<Value> leaves;
+    for (Operation *op : llvm::concat<Operation *const>(producers.getArrayRef(), ArrayRef<Operation *>(root)))
+      for (Value operand : op->getOperands())
+        if ((!operand.getDefiningOp() || !producers.contains(operand.getDefiningOp())) &&
+            !llvm::is_contained(leaves, operand))
+          leaves.push_back(operand);
+    Operation *last = transpose ? transpose.getOperation() : root;
+    SmallVector<Location> locs;
+    for (Operation *op : producers)
+      locs.push_back(op->getLoc());
+    locs.push_back(root->getLoc());
+    if (transpose)
+      locs.push_back(transpose.getLoc());
+    last->setLoc(FusedLoc::get(root->getContext(), locs));
+    std::string suffix = root->getName().stripDialect().str();
+    if (!producers.empty() || transpose)
+      suffix = "fused_" + suffix + "_" + std::to_string(producers.size() + 1 + (transpose ? 1 : 0));
+    auto launch = outlineKernel(
+        last, module, counter, suffix, leaves, last->getResultTypes(),
+        [&](OpBuilder &kb, ValueRange args, ValueRange inits) {
+          IRMapping arguments;
+          arguments.map(leaves, args);
+          return buildRowKernel(kb, root, ElementReader(producers, arguments), inits[0],
+                                transpose ? transpose.getPerm() : ArrayRef<int64_t>());
+        });
+    if (failed(launch))
+      return failure();
+    last->replaceAllUsesWith(launch->getResults());
+    if (transpose)
+      transpose->erase();
+    root->erase();
+    for (Operation *op : llvm::reverse(producers))
+      op->erase();
+  }
+  return success();
+}
+
 /// Fuses chains and DAGs of elementwise and broadcasting ops of one result
 /// shape into single kernels (each intermediate stays in registers).
 LogicalResult fuseElementwise(func::FuncOp func, ModuleOp module, int &counter) {
@@ -491,9 +555,11 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
     if (!func.isPrivate())
       entries.push_back(func);
   for (auto func : entries) {
+    computeLowPrecisionInF32(func);
     if (options.fuse)
       splitConvBias(func);
-    if ((options.fuse && failed(fuseElementwise(func, module, counter))) ||
+    if ((options.fuse && failed(fuseRowKernels(func, module, counter))) ||
+        (options.fuse && failed(fuseElementwise(func, module, counter))) ||
         failed(lowerFunction(func, module, counter)))
       return failure();
   }

@@ -2,6 +2,7 @@
 /// arg_min, softmax, log_softmax, layer_norm, instance_norm, cumsum.
 #include "lib/Conversion/NNToExec/KernelBuilders.h"
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
+#include "lib/Conversion/NNToExec/RowKernels.h"
 
 #include "dialects/NN/NNOps.h"
 
@@ -251,6 +252,11 @@ FailureOr<SmallVector<Value>> buildReduction(OpBuilder &b, Operation *op, ValueR
                                              ValueRange inits, bool &matched) {
   matched = true;
   Location loc = op->getLoc();
+  if (isRowKernelRoot(op)) {
+    IRMapping arguments;
+    arguments.map(op->getOperands(), args);
+    return buildRowKernel(b, op, ElementReader({}, arguments), inits[0]);
+  }
   if (auto r = dyn_cast<nn::ReduceSumOp>(op))
     return buildReduce(b, r, args, inits);
   if (auto r = dyn_cast<nn::ReduceMeanOp>(op))

@@ -1,0 +1,356 @@
+/// Row kernels: layer_norm, softmax/log_softmax over the last axis and
+/// attention as ONE top-level parallel loop (scf.forall) over rows, each
+/// iteration doing its row's reductions and writes. The GPU backend maps the
+/// loop to one thread per row; the CPU splits it across threads. Producers
+/// inlined through ElementReader are recomputed where they are read.
+#include "lib/Conversion/NNToExec/RowKernels.h"
+
+#include "lib/Conversion/NNToExec/KernelBuilders.h"
+#include "lib/Conversion/NNToExec/LinalgUtils.h"
+
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace nncc {
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+/// Row-major multi-index of the linear index `linear` in `shape`.
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRef<int64_t> shape) {
+  SmallVector<Value> index(shape.size());
+  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+    if (d == 0) {
+      index[d] = linear;
+      break;
+    }
+    Value size = indexConstant(b, loc, shape[d]);
+    index[d] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+  return index;
+}
+
+Value linearize(OpBuilder &b, Location loc, ArrayRef<Value> index, ArrayRef<int64_t> shape) {
+  Value linear = indexConstant(b, loc, 0);
+  for (auto [i, size] : llvm::zip(index, shape))
+    linear = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, linear, indexConstant(b, loc, size)), i);
+  return linear;
+}
+
+/// The index of an operand of `shape` under numpy broadcasting to `index`.
+SmallVector<Value> broadcastIndex(OpBuilder &b, Location loc, ArrayRef<Value> index, ArrayRef<int64_t> shape) {
+  SmallVector<Value> out;
+  size_t offset = index.size() - shape.size();
+  for (auto [d, size] : llvm::enumerate(shape))
+    out.push_back(size == 1 ? indexConstant(b, loc, 0) : index[offset + d]);
+  return out;
+}
+
+bool isReshapeLike(Operation *op) {
+  return isa<nn::ReshapeOp, nn::SqueezeOp, nn::UnsqueezeOp>(op) && op->getNumOperands() == 1;
+}
+
+bool isCheap(Operation *op) {
+  return isReshapeLike(op) || isa<nn::TransposeOp, nn::AddOp, nn::SubOp, nn::MulOp>(op);
+}
+
+bool isStaticF32(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return t.hasStaticShape() && t.getElementType().isF32();
+}
+
+/// Sequential loop over [0, n) carrying `inits`; `body` returns the next values.
+SmallVector<Value> forLoop(OpBuilder &b, Location loc, int64_t n, ValueRange inits,
+                           function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, loc, indexConstant(b, loc, 0), indexConstant(b, loc, n),
+                                 indexConstant(b, loc, 1), inits,
+                                 [&](OpBuilder &nb, Location l, Value iv, ValueRange carried) {
+                                   scf::YieldOp::create(nb, l, body(nb, l, iv, carried));
+                                 });
+  return SmallVector<Value>(loop.getResults());
+}
+
+/// A parallel linalg.generic over `row` (a tensor slice) whose body maps the
+/// element's index to its value.
+Value writeRow(OpBuilder &b, Location loc, Value row,
+               function_ref<Value(OpBuilder &, Location, ArrayRef<Value> index, Value old)> body) {
+  int64_t rank = shapeOf(row).size();
+  SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
+  return generic(b, loc, ValueRange{}, row, {b.getMultiDimIdentityMap(rank)}, it,
+                 [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                   SmallVector<Value> index;
+                   for (int64_t d = 0; d < rank; ++d)
+                     index.push_back(linalg::IndexOp::create(nb, l, d));
+                   return {body(nb, l, index, s[0])};
+                 })[0];
+}
+
+/// One scf.forall over the rows of `outer` (flattened, so the CPU can split
+/// it even when the first dim is 1) writing the slices of `init` that
+/// `slice` places: `body` gets the row's multi-index and its slice and
+/// returns the written slice.
+struct RowSlice {
+  SmallVector<int64_t> offsetsOf; // per init dim: index into the row index, or -1 (offset 0)
+  SmallVector<int64_t> sizes;     // per init dim
+};
+
+Value forallRows(OpBuilder &b, Location loc, ArrayRef<int64_t> outer, Value init, const RowSlice &slice,
+                 function_ref<Value(OpBuilder &, Location, ArrayRef<Value> row, Value rowSlice)> body) {
+  int64_t rows = 1;
+  for (int64_t d : outer)
+    rows *= d;
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(rows)}, ValueRange{init},
+                                      std::nullopt);
+  OpBuilder nb = OpBuilder::atBlockBegin(forall.getBody());
+  Value out = forall.getRegionIterArgs()[0];
+  SmallVector<Value> row = delinearize(nb, loc, forall.getInductionVars()[0], outer);
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<int64_t> sliceShape;
+  for (auto [at, size] : llvm::zip(slice.offsetsOf, slice.sizes)) {
+    offsets.push_back(at < 0 ? OpFoldResult(nb.getIndexAttr(0)) : OpFoldResult(row[at]));
+    sizes.push_back(nb.getIndexAttr(size));
+    strides.push_back(nb.getIndexAttr(1));
+    if (size != 1)
+      sliceShape.push_back(size);
+  }
+  auto sliceType = RankedTensorType::get(sliceShape, cast<RankedTensorType>(init.getType()).getElementType());
+  Value rowSlice = tensor::ExtractSliceOp::create(nb, loc, sliceType, out, offsets, sizes, strides);
+  Value written = body(nb, loc, row, rowSlice);
+  OpBuilder tb = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(tb, loc, written, out, offsets, sizes, strides);
+  return forall.getResult(0);
+}
+
+/// The slice of the row `outer` index of a tensor of `shape` whose trailing
+/// dims from `axis` on are the row.
+RowSlice trailingSlice(ArrayRef<int64_t> shape, int64_t axis) {
+  RowSlice s;
+  for (int64_t d = 0; d < (int64_t)shape.size(); ++d) {
+    s.offsetsOf.push_back(d < axis ? d : -1);
+    s.sizes.push_back(d < axis ? 1 : shape[d]);
+  }
+  return s;
+}
+
+/// layer_norm: mean, then the sum of squared deviations (two passes, as the
+/// unfused kernel does), then the normalized, scaled and shifted row.
+Value buildLayerNorm(OpBuilder &b, nn::LayerNormOp ln, const ElementReader &reader, Value init) {
+  Location loc = ln.getLoc();
+  ArrayRef<int64_t> shape = shapeOf(ln.getInput());
+  int64_t axis = ln.getAxis();
+  ArrayRef<int64_t> row = shape.drop_back(shape.size() - axis), cols = shape.drop_front(axis);
+  int64_t n = 1;
+  for (int64_t c : cols)
+    n *= c;
+  double eps = ln.getEpsilon().convertToDouble();
+  Type t = b.getF32Type();
+  return forallRows(b, loc, row, init, trailingSlice(shape, axis),
+                    [&](OpBuilder &rb, Location l, ArrayRef<Value> outer, Value slice) {
+    auto at = [&](OpBuilder &nb, Location il, ArrayRef<Value> inner) {
+      SmallVector<Value> index(outer);
+      index.append(inner.begin(), inner.end());
+      return index;
+    };
+    auto x = [&](OpBuilder &nb, Location il, Value j) {
+      return reader.read(nb, il, ln.getInput(), at(nb, il, delinearize(nb, il, j, cols)));
+    };
+    Value sum = forLoop(rb, l, n, scalarConstant(rb, l, t, 0),
+                        [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
+                          return {addScalars(nb, il, x(nb, il, j), acc[0])};
+                        })[0];
+    Value mean = arith::DivFOp::create(rb, l, sum, scalarConstant(rb, l, t, (double)n));
+    Value sq = forLoop(rb, l, n, scalarConstant(rb, l, t, 0),
+                       [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
+                         Value d = arith::SubFOp::create(nb, il, x(nb, il, j), mean);
+                         return {addScalars(nb, il, mulScalars(nb, il, d, d), acc[0])};
+                       })[0];
+    Value var = arith::DivFOp::create(rb, l, sq, scalarConstant(rb, l, t, (double)n));
+    Value denom = math::SqrtOp::create(rb, l, arith::AddFOp::create(rb, l, var, scalarConstant(rb, l, t, eps)));
+    return writeRow(rb, l, slice, [&](OpBuilder &nb, Location il, ArrayRef<Value> inner, Value) -> Value {
+      SmallVector<Value> index = at(nb, il, inner);
+      Value centered = arith::SubFOp::create(nb, il, reader.read(nb, il, ln.getInput(), index), mean);
+      Value norm = arith::DivFOp::create(nb, il, centered, denom);
+      Value scale = reader.read(nb, il, ln.getScale(), broadcastIndex(nb, il, index, shapeOf(ln.getScale())));
+      Value y = arith::MulFOp::create(nb, il, norm, scale);
+      if (Value bias = ln.getBias())
+        y = arith::AddFOp::create(nb, il, y, reader.read(nb, il, bias, broadcastIndex(nb, il, index, shapeOf(bias))));
+      return y;
+    });
+  });
+}
+
+/// softmax / log_softmax over the last axis: the row maximum, the sum of
+/// exp(x - max), then the row (the unfused kernel's operation order).
+Value buildSoftmax(OpBuilder &b, Operation *op, const ElementReader &reader, Value init) {
+  Location loc = op->getLoc();
+  Value input = op->getOperand(0);
+  ArrayRef<int64_t> shape = shapeOf(input);
+  int64_t axis = shape.size() - 1, n = shape.back();
+  bool isLog = isa<nn::LogSoftmaxOp>(op);
+  Type t = b.getF32Type();
+  return forallRows(b, loc, shape.drop_back(), init, trailingSlice(shape, axis),
+                    [&](OpBuilder &rb, Location l, ArrayRef<Value> outer, Value slice) {
+    auto x = [&](OpBuilder &nb, Location il, Value j) {
+      SmallVector<Value> index(outer);
+      index.push_back(j);
+      return reader.read(nb, il, input, index);
+    };
+    Value max = forLoop(rb, l, n, lowestValue(rb, l, t, false),
+                        [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
+                          return {arith::MaximumFOp::create(nb, il, x(nb, il, j), acc[0])};
+                        })[0];
+    Value sum = forLoop(rb, l, n, scalarConstant(rb, l, t, 0),
+                        [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
+                          Value e = math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, x(nb, il, j), max));
+                          return {addScalars(nb, il, e, acc[0])};
+                        })[0];
+    return writeRow(rb, l, slice, [&](OpBuilder &nb, Location il, ArrayRef<Value> inner, Value) -> Value {
+      Value shifted = arith::SubFOp::create(nb, il, x(nb, il, inner[0]), max);
+      if (isLog)
+        return arith::SubFOp::create(nb, il, shifted, math::LogOp::create(nb, il, sum));
+      return arith::DivFOp::create(nb, il, math::ExpOp::create(nb, il, shifted), sum);
+    });
+  });
+}
+
+/// attention, one (batch..., query) row at a time with an online softmax over
+/// the keys: a running maximum m and sum l rescale the output row, which
+/// accumulates p * v in place; no score matrix exists.
+Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &reader, Value init,
+                     ArrayRef<int64_t> outPerm) {
+  Location loc = op.getLoc();
+  ArrayRef<int64_t> qShape = shapeOf(op.getQ()), kShape = shapeOf(op.getK()), vShape = shapeOf(op.getV());
+  int64_t rank = qShape.size(), depth = qShape.back(), keys = kShape[rank - 2], dv = vShape.back();
+  SmallVector<int64_t> perm = outPerm.empty() ? llvm::to_vector(llvm::seq<int64_t>(0, rank)) : llvm::to_vector(outPerm);
+  // Rows are the result's dims but the last; the transposed result places
+  // row dim perm[d] at dim d.
+  RowSlice slice;
+  for (int64_t d = 0; d < rank; ++d) {
+    slice.offsetsOf.push_back(perm[d] == rank - 1 ? -1 : perm[d]);
+    slice.sizes.push_back(perm[d] == rank - 1 ? dv : 1);
+  }
+  double scale = op.getScale().convertToDouble();
+  Type t = b.getF32Type();
+  return forallRows(b, loc, qShape.drop_back(), init, slice,
+                    [&](OpBuilder &rb, Location l, ArrayRef<Value> row, Value outRow) {
+    ArrayRef<Value> batch = row.drop_back();
+    Value query = row.back();
+    auto at = [&](ArrayRef<Value> prefix, Value i, Value j) {
+      SmallVector<Value> index(prefix);
+      index.append({i, j});
+      return index;
+    };
+    Value zeroRow = fill(rb, l, outRow, scalarConstant(rb, l, t, 0));
+    SmallVector<Value> inits{lowestValue(rb, l, t, false), scalarConstant(rb, l, t, 0), zeroRow};
+    auto final = forLoop(rb, l, keys, inits, [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
+      Value dot = forLoop(nb, il, depth, scalarConstant(nb, il, t, 0),
+                          [&](OpBuilder &db, Location dl, Value d, ValueRange acc) -> SmallVector<Value> {
+                            Value qd = reader.read(db, dl, op.getQ(), at(batch, query, d));
+                            Value kd = reader.read(db, dl, op.getK(), at(batch, j, d));
+                            return {arith::AddFOp::create(db, dl, acc[0], arith::MulFOp::create(db, dl, qd, kd))};
+                          })[0];
+      Value s = arith::MulFOp::create(nb, il, dot, scalarConstant(nb, il, t, scale));
+      if (Value mask = op.getMask())
+        s = arith::AddFOp::create(nb, il, s,
+                                  reader.read(nb, il, mask, broadcastIndex(nb, il, at(batch, query, j), shapeOf(mask))));
+      Value m = carried[0], sum = carried[1];
+      Value mNew = arith::MaximumFOp::create(nb, il, m, s);
+      Value correction = math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, m, mNew));
+      Value p = math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, s, mNew));
+      Value sumNew = arith::AddFOp::create(nb, il, arith::MulFOp::create(nb, il, sum, correction), p);
+      Value acc = writeRow(nb, il, carried[2], [&](OpBuilder &eb, Location el, ArrayRef<Value> e, Value old) -> Value {
+        Value ve = reader.read(eb, el, op.getV(), at(batch, j, e[0]));
+        return arith::AddFOp::create(eb, el, arith::MulFOp::create(eb, el, old, correction),
+                                     arith::MulFOp::create(eb, el, p, ve));
+      });
+      return {mNew, sumNew, acc};
+    });
+    return writeRow(rb, l, final[2], [&](OpBuilder &nb, Location il, ArrayRef<Value>, Value old) -> Value {
+      return arith::DivFOp::create(nb, il, old, final[1]);
+    });
+  });
+}
+
+} // namespace
+
+Value ElementReader::read(OpBuilder &b, Location loc, Value v, ArrayRef<Value> index) const {
+  if (Value arg = arguments.lookupOrNull(v))
+    return tensor::ExtractOp::create(b, loc, arg, index);
+  Operation *def = v.getDefiningOp();
+  assert(def && inlined.contains(def) && "a fused value is an argument or an inlined producer");
+  if (auto transpose = dyn_cast<nn::TransposeOp>(def)) {
+    SmallVector<Value> in(index.size());
+    for (auto [d, p] : llvm::enumerate(transpose.getPerm()))
+      in[p] = index[d];
+    return read(b, loc, transpose.getInput(), in);
+  }
+  if (isReshapeLike(def)) {
+    // A chain of reshapes is one: only the outermost shape and the first
+    // source shape matter.
+    Value source = def->getOperand(0);
+    while (source.getDefiningOp() && inlined.contains(source.getDefiningOp()) &&
+           isReshapeLike(source.getDefiningOp()))
+      source = source.getDefiningOp()->getOperand(0);
+    Value linear = linearize(b, loc, index, shapeOf(v));
+    return read(b, loc, source, delinearize(b, loc, linear, shapeOf(source)));
+  }
+  SmallVector<Value> scalars;
+  for (Value operand : def->getOperands())
+    scalars.push_back(read(b, loc, operand, broadcastIndex(b, loc, index, shapeOf(operand))));
+  return *buildElementwiseScalar(b, loc, def, scalars);
+}
+
+llvm::SetVector<Operation *> inlinableProducers(Operation *root, bool cheapOnly) {
+  llvm::SetVector<Operation *> group;
+  SmallVector<Value> worklist(root->getOperands());
+  auto inGroup = [&](Operation *user) { return user == root || group.contains(user); };
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || group.contains(def) || def->getNumResults() != 1 || def->getBlock() != root->getBlock() ||
+        !(isFusibleElementwise(def) || isReshapeLike(def) || isa<nn::TransposeOp>(def)) ||
+        (cheapOnly && !isCheap(def)) || !llvm::all_of(def->getUsers(), inGroup))
+      continue;
+    // Static shapes; elementwise ops on f32 only, whose scalar lowering exists.
+    auto isStatic = [](Type t) { return cast<RankedTensorType>(t).hasStaticShape(); };
+    auto isF32 = [](Type t) { return cast<RankedTensorType>(t).getElementType().isF32(); };
+    if (!llvm::all_of(def->getOperandTypes(), isStatic) || !isStatic(def->getResult(0).getType()) ||
+        (isFusibleElementwise(def) &&
+         (!llvm::all_of(def->getOperandTypes(), isF32) || !isF32(def->getResult(0).getType()))))
+      continue;
+    group.insert(def);
+    worklist.append(def->getOperands().begin(), def->getOperands().end());
+  }
+  // Program order, so outlining erases users before producers.
+  SmallVector<Operation *> ordered(group.begin(), group.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return llvm::SetVector<Operation *>(ordered.begin(), ordered.end());
+}
+
+bool isRowKernelRoot(Operation *op) {
+  if (!isa<nn::LayerNormOp, nn::AttentionOp, nn::SoftmaxOp, nn::LogSoftmaxOp>(op))
+    return false;
+  if (!llvm::all_of(op->getOperands(), isStaticF32) || !isStaticF32(op->getResult(0)) ||
+      cast<RankedTensorType>(op->getResult(0).getType()).getNumElements() == 0)
+    return false;
+  if (isa<nn::LayerNormOp, nn::AttentionOp>(op))
+    return true;
+  if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op))
+    return op->getAttrOfType<IntegerAttr>("axis").getInt() == (int64_t)shapeOf(op->getOperand(0)).size() - 1;
+  return false;
+}
+
+FailureOr<SmallVector<Value>> buildRowKernel(OpBuilder &b, Operation *root, const ElementReader &reader,
+                                             Value init, ArrayRef<int64_t> outPerm) {
+  if (auto ln = dyn_cast<nn::LayerNormOp>(root))
+    return SmallVector<Value>{buildLayerNorm(b, ln, reader, init)};
+  if (auto attention = dyn_cast<nn::AttentionOp>(root))
+    return SmallVector<Value>{buildAttention(b, attention, reader, init, outPerm)};
+  return SmallVector<Value>{buildSoftmax(b, root, reader, init)};
+}
+
+} // namespace nncc
