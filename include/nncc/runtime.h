@@ -19,7 +19,13 @@
  *
  * Memory:
  *  - Inputs are caller memory, read in place without a copy; it must stay
- *    valid and unmodified until nncc_session_run returns.
+ *    valid and unmodified until nncc_session_run returns. On a CUDA session,
+ *    a data pointer may also be device memory (a CUdeviceptr cast to void *):
+ *    the runtime asks the driver (cuPointerGetAttribute) and uses memory of
+ *    the session's GPU in place when it is 256-byte aligned (cuMemAlloc's
+ *    alignment); host memory, and other device memory, is copied to and from
+ *    the session's staging buffers. Device memory of another GPU is an
+ *    error. The same holds for outputs with data != NULL.
  *  - A session allocates its arena (device memory, 64-byte aligned) once, at
  *    creation: one allocation sized for the largest entry point, zeroed.
  *    nncc_session_allocated_bytes reports it. Running allocates nothing,

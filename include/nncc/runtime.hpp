@@ -203,7 +203,7 @@ class Device {
 public:
   static Device cpu() { return Device("cpu"); }
   static Device cuda(int index = 0) { return Device("cuda:" + std::to_string(index)); }
-  /// cuda:0 when this runtime build and machine have a GPU, else cpu.
+  /// cuda:0 when the CUDA driver reports a GPU, else cpu.
   static Device best() { return nncc_device_count("cuda") > 0 ? cuda(0) : cpu(); }
   /// From a string such as a --device flag ("cpu", "cuda:1").
   static Device parse(const std::string &text) { return Device(text); }
@@ -237,7 +237,8 @@ struct ProfileStats {
 
 /// A typed, shaped buffer. Either owning (empty(), or an output the runtime
 /// allocated; copies share the buffer, freed with the last copy) or a view of
-/// caller memory (wrap(); no copy, the caller keeps it alive).
+/// caller memory (wrap() for host memory, device() for GPU memory; no copy,
+/// the caller keeps it alive).
 class Tensor {
 public:
   Tensor() = default;
@@ -260,6 +261,18 @@ public:
   static Tensor wrap(void *data, DType dtype, std::vector<int64_t> dims) {
     return Tensor(data, dtype, std::move(dims));
   }
+
+  /// A view of CUDA device memory (a CUdeviceptr from cuMemAlloc, or a
+  /// torch tensor's data_ptr()): a session on that GPU uses it in place,
+  /// without a copy (other sessions copy it). The caller keeps it alive. It
+  /// is not host memory: data<T>() throws, data() returns the address.
+  static Tensor device(uint64_t devicePtr, DType dtype, std::vector<int64_t> dims) {
+    Tensor t(reinterpret_cast<void *>(static_cast<uintptr_t>(devicePtr)), dtype, std::move(dims));
+    t.onDevice_ = true;
+    return t;
+  }
+  /// Whether this is a view of device memory (Tensor::device).
+  bool onDevice() const { return onDevice_; }
 
   void *data() { return data_; }
   const void *data() const { return data_; }
@@ -291,6 +304,9 @@ private:
       : data_(data), dtype_(dtype), dims_(std::move(dims)) {}
 
   template <typename T> void checkType() const {
+    if (onDevice_)
+      throw Error(NNCC_ERROR_INVALID_ARGUMENT,
+                  "tensor of device memory accessed as host memory (copy it to the host first)");
     if (!detail::holds<T>(dtype_))
       throw Error(NNCC_ERROR_INVALID_ARGUMENT,
                   std::string("tensor of type ") + dtypeName(dtype_) +
@@ -306,6 +322,7 @@ private:
   void *data_ = nullptr;
   DType dtype_ = DType::f32;
   std::vector<int64_t> dims_;
+  bool onDevice_ = false;
 };
 
 /// Tensors by input/output name.

@@ -10,6 +10,7 @@
 #define NNCC_TEST_RUNTIME_GEMMCASES_H
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct GemmCase {
   bool bias, c0;
   double alpha, beta;
 };
+
+/// GoogleTest prints a case by its entry name.
+inline void PrintTo(const GemmCase &c, std::ostream *os) { *os << c.entry; }
 
 /// Every entry of gemm_variants.c, in order.
 const std::vector<GemmCase> &gemmCases();

@@ -137,8 +137,8 @@ TEST_F(NnccRun, Errors) {
 
   r = nnccRun(model() + " --input-dir " + dir_ + " --device cuda:0", dir_);
   EXPECT_EQ(r.exitCode, 1);
-  EXPECT_THAT(r.output, HasSubstr("nncc-run: error: CUDA support is not available in this runtime "
-                                  "build (device cuda:0)"));
+  EXPECT_THAT(r.output, HasSubstr("nncc-run: error: cannot open device cuda:0: no CUDA driver "
+                                  "(/nonexistent/libcuda.so.1) found"));
 
   r = nnccRun("/nonexistent.so --input-dir " + dir_, dir_);
   EXPECT_EQ(r.exitCode, 1);

@@ -1,0 +1,217 @@
+//===- CudaTest.cpp - the runtime on a real GPU (cuda:0) ------------------===//
+//
+// Every test skips (GTEST_SKIP, which ctest reports as skipped, not passed)
+// when the machine has no usable GPU, saying why. With one they allocate,
+// launch PTX kernels, run cuBLASLt GEMMs and copies, replay CUDA Graphs,
+// profile, and take device pointers, each checked against a reference
+// computed on the host.
+//
+//===----------------------------------------------------------------------===//
+#include "GemmCases.h"
+#include "GpuKernelReference.h"
+#include "nncc/runtime.hpp"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+using namespace nncc::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+/// Why there is no GPU to test on, or "" when there is one.
+std::string noGpuReason() {
+  int32_t version = 0;
+  const char *lib = nullptr;
+  if (nncc_cuda_driver_info(&version, &lib) != NNCC_OK)
+    return nncc_last_error();
+  return nncc_device_count("cuda") > 0 ? "" : "the CUDA driver reports no devices";
+}
+
+#define SKIP_WITHOUT_GPU()                                                                         \
+  do {                                                                                             \
+    std::string why = noGpuReason();                                                               \
+    if (!why.empty())                                                                              \
+      GTEST_SKIP() << "no GPU: " << why;                                                           \
+  } while (0)
+
+std::vector<float> makeInput(int seed) {
+  std::vector<float> x(128);
+  for (int i = 0; i < 128; ++i)
+    x[i] = static_cast<float>((i * 7 + seed * 5) % 19) / 4 - 2;
+  return x;
+}
+
+nncc::Tensor wrap(std::vector<float> &v, std::vector<int64_t> dims) {
+  return nncc::Tensor::wrap(v.data(), nncc::DType::f32, std::move(dims));
+}
+
+void expectGpuKernelOutputs(const nncc::TensorMap &out, const std::vector<float> &x) {
+  GpuKernelOutputs ref = gpuKernelReference(x);
+  for (int i = 0; i < 128; ++i) {
+    ASSERT_EQ(out.at("y").data<float>()[i], ref.y[i]) << "y[" << i << "]";
+    ASSERT_EQ(out.at("y_copy").data<float>()[i], ref.y[i]) << "y_copy[" << i << "]";
+  }
+  // cuBLASLt may use TF32-free f32 paths with another summation order.
+  for (int i = 0; i < 64; ++i)
+    ASSERT_NEAR(out.at("z").data<float>()[i], ref.z[i], 1e-4 * (1 + std::fabs(ref.z[i])))
+        << "z[" << i << "]";
+}
+
+class CudaGemm : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(CudaGemm, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  // cuBLASLt's gelu epilogue is the tanh approximation (|diff| < 1e-3 from
+  // erf's); tf32 keeps 10 mantissa bits of each operand.
+  checkGemmEntry(FIXTURE_GEMM_VARIANTS_SO, "cuda:0", GetParam(), DeviceTolerance{1e-3, 2e-3});
+}
+
+INSTANTIATE_TEST_SUITE_P(Entries, CudaGemm, ::testing::ValuesIn(gemmCases()),
+                         [](const auto &info) { return std::string(info.param.entry); });
+
+// PTX kernels (two launches), a copy and a GEMM with bias and relu, run
+// several times: the first run captures a CUDA Graph, later ones replay it
+// on new inputs.
+TEST(Cuda, KernelsCopyAndGemmReplayed) {
+  SKIP_WITHOUT_GPU();
+  nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  nncc::Session s(m, nncc::Device::cuda(0));
+  EXPECT_EQ(s.device(), "cuda:0");
+  int64_t allocated = s.allocatedBytes();
+  EXPECT_GT(allocated, 0);
+  for (int seed = 0; seed < 4; ++seed) {
+    std::vector<float> x = makeInput(seed);
+    nncc::TensorMap out = s.run("forward", {{"x", wrap(x, {16, 8})}});
+    expectGpuKernelOutputs(out, x);
+  }
+  EXPECT_EQ(s.allocatedBytes(), allocated);
+  // A second session shares the module's code and weights on the device.
+  nncc::Session s2(m, nncc::Device::cuda(0));
+  std::vector<float> x = makeInput(9);
+  expectGpuKernelOutputs(s2.run("forward", {{"x", wrap(x, {16, 8})}}), x);
+}
+
+TEST(Cuda, WithoutGraphsStepByStep) {
+  SKIP_WITHOUT_GPU();
+  setenv("NNCC_CUDA_GRAPHS", "0", 1);
+  nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  nncc::Session s(m, nncc::Device::cuda(0));
+  unsetenv("NNCC_CUDA_GRAPHS");
+  std::vector<float> x = makeInput(3);
+  expectGpuKernelOutputs(s.run("forward", {{"x", wrap(x, {16, 8})}}), x);
+}
+
+// The caller's device memory is used in place; switching between device and
+// host buffers re-captures the graph.
+TEST(Cuda, DevicePointerInputsAndOutputs) {
+  SKIP_WITHOUT_GPU();
+  nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  nncc::Session s(m, nncc::Device::cuda(0)); // makes cuda:0's primary context current
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(lib);
+  auto memAlloc = reinterpret_cast<decltype(&cuMemAlloc)>(dlsym(lib, "cuMemAlloc_v2"));
+  auto memFree = reinterpret_cast<decltype(&cuMemFree)>(dlsym(lib, "cuMemFree_v2"));
+  auto htod = reinterpret_cast<decltype(&cuMemcpyHtoD)>(dlsym(lib, "cuMemcpyHtoD_v2"));
+  auto dtoh = reinterpret_cast<decltype(&cuMemcpyDtoH)>(dlsym(lib, "cuMemcpyDtoH_v2"));
+  ASSERT_TRUE(memAlloc && memFree && htod && dtoh);
+  CUdeviceptr dx = 0, dy = 0, dcopy = 0, dz = 0;
+  ASSERT_EQ(memAlloc(&dx, 512), CUDA_SUCCESS);
+  ASSERT_EQ(memAlloc(&dy, 512), CUDA_SUCCESS);
+  ASSERT_EQ(memAlloc(&dcopy, 512), CUDA_SUCCESS);
+  ASSERT_EQ(memAlloc(&dz, 256), CUDA_SUCCESS);
+  auto dev = [](CUdeviceptr p, std::vector<int64_t> dims) {
+    return nncc::Tensor::device(p, nncc::DType::f32, std::move(dims));
+  };
+  for (int round = 0; round < 2; ++round) {
+    std::vector<float> x = makeInput(round + 20);
+    ASSERT_EQ(htod(dx, x.data(), 512), CUDA_SUCCESS);
+    nncc::TensorMap out{{"y", dev(dy, {16, 8})}, {"y_copy", dev(dcopy, {16, 8})},
+                        {"z", dev(dz, {16, 4})}};
+    s.run("forward", {{"x", dev(dx, {16, 8})}}, out);
+    std::vector<float> y(128), yCopy(128), z(64);
+    ASSERT_EQ(dtoh(y.data(), dy, 512), CUDA_SUCCESS);
+    ASSERT_EQ(dtoh(yCopy.data(), dcopy, 512), CUDA_SUCCESS);
+    ASSERT_EQ(dtoh(z.data(), dz, 256), CUDA_SUCCESS);
+    nncc::TensorMap host{{"y", wrap(y, {16, 8})}, {"y_copy", wrap(yCopy, {16, 8})},
+                         {"z", wrap(z, {16, 4})}};
+    expectGpuKernelOutputs(host, x);
+    // Host buffers in between: another capture, then back to device memory.
+    std::vector<float> x2 = makeInput(round + 40);
+    expectGpuKernelOutputs(s.run("forward", {{"x", wrap(x2, {16, 8})}}), x2);
+  }
+  memFree(dx);
+  memFree(dy);
+  memFree(dcopy);
+  memFree(dz);
+}
+
+// A profiled session runs step by step with events: every step is recorded
+// once per run, on device cuda:0.
+TEST(Cuda, ProfilingRecordsEachStep) {
+  SKIP_WITHOUT_GPU();
+  std::string path = std::string(TEST_TMP_ROOT) + "/cuda_profile.json";
+  {
+    nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+    nncc::Session s(m, nncc::Device::cuda(0), {0, path});
+    for (int seed = 0; seed < 3; ++seed) {
+      std::vector<float> x = makeInput(seed);
+      expectGpuKernelOutputs(s.run("forward", {{"x", wrap(x, {16, 8})}}), x);
+    }
+    EXPECT_EQ(s.profileStats("forward").calls, 3);
+    for (int step = 0; step < 3; ++step) {
+      nncc::ProfileStats st = s.profileStats("forward", step);
+      EXPECT_EQ(st.calls, 3) << "step " << step;
+      EXPECT_GT(st.totalNs, 0) << "step " << step;
+    }
+  }
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("\"device\":\"cuda:0\""));
+  EXPECT_THAT(text.str(), HasSubstr("\"name\":\"Gemm_3+Relu_4\""));
+}
+
+TEST(Cuda, ErrorsNameTheDeviceAndKernel) {
+  SKIP_WITHOUT_GPU();
+  nncc::Module cpuOnly = nncc::Module::load(FIXTURE_OK_SO);
+  try {
+    nncc::Session s(cpuOnly, nncc::Device::cuda(0));
+    FAIL() << "a module without GPU code opened on cuda:0";
+  } catch (const nncc::Error &e) {
+    EXPECT_EQ(e.status(), NNCC_ERROR_UNAVAILABLE);
+    EXPECT_THAT(e.what(), HasSubstr("kernel 'add_relu' has no GPU code"));
+  }
+  nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  try {
+    nncc::Session s(m, nncc::Device::cuda(99));
+    FAIL() << "cuda:99 opened";
+  } catch (const nncc::Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("device cuda:99 does not exist"));
+  }
+}
+
+TEST(Cuda, InfoDescribesEveryDevice) {
+  SKIP_WITHOUT_GPU();
+  int32_t n = nncc_device_count("cuda");
+  for (int32_t i = 0; i < n; ++i) {
+    nncc_cuda_device_info info{};
+    info.struct_size = sizeof(info);
+    ASSERT_EQ(nncc_cuda_get_device_info(i, &info), NNCC_OK) << nncc_last_error();
+    EXPECT_GT(info.compute_major, 0);
+    EXPECT_GT(info.multiprocessors, 0);
+    EXPECT_GT(info.memory_total, 0);
+    EXPECT_GT(info.memory_free, 0);
+    EXPECT_LE(info.memory_free, info.memory_total);
+    EXPECT_GT(std::strlen(info.name), 0u);
+  }
+  EXPECT_EQ(nncc::Device::best().str(), "cuda:0");
+}
+
+} // namespace

@@ -1,0 +1,66 @@
+//===- VerifierTest.cpp - ABI v2 fields the verifier checks at load -------===//
+#include "GpuKernelReference.h"
+#include "nncc/runtime.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using ::testing::HasSubstr;
+
+namespace {
+
+std::string loadError(const char *path) {
+  nncc_module_handle *m = nullptr;
+  nncc_status s = nncc_module_load(path, &m);
+  nncc_module_release(m);
+  EXPECT_EQ(s, NNCC_ERROR_INVALID_MODULE) << path;
+  return nncc_last_error();
+}
+
+TEST(Verifier, RejectsBadGpuLaunches) {
+  EXPECT_THAT(loadError(FIXTURE_GPU_BAD_BLOCK_SO),
+              HasSubstr("kernel 'add_w_twice' GPU launch 0 ('add_w') has a block of 2048 threads "
+                        "(at most 1024)"));
+  EXPECT_THAT(loadError(FIXTURE_GPU_EMPTY_GRID_SO),
+              HasSubstr("kernel 'add_w_twice' GPU launch 0 ('add_w') has an empty grid 2x0x1"));
+  EXPECT_THAT(loadError(FIXTURE_GPU_NULL_FUNCTION_SO),
+              HasSubstr("kernel 'add_w_twice' GPU launch 1 has no function name"));
+}
+
+TEST(Verifier, RejectsBadGpuImages) {
+  EXPECT_THAT(loadError(FIXTURE_GPU_NO_PTX_SO), HasSubstr("GPU image 0 (sm_80) has no PTX"));
+  EXPECT_THAT(loadError(FIXTURE_GPU_NO_ARCH_SO), HasSubstr("GPU image 0 has no architecture"));
+}
+
+TEST(Verifier, RejectsBadGemmOptions) {
+  EXPECT_THAT(loadError(FIXTURE_GPU_SHORT_BIAS_SO),
+              HasSubstr("step 2 ('Gemm_3+Relu_4'): GEMM bias (arg 3) has 12 bytes, needs N=4 f32 "
+                        "elements"));
+  EXPECT_THAT(loadError(FIXTURE_GPU_BAD_GEMM_DTYPE_SO),
+              HasSubstr("GEMM dtypes f32 x i32 -> f32: each must be f32, f16 or bf16"));
+  EXPECT_THAT(loadError(FIXTURE_GPU_BAD_ACTIVATION_SO),
+              HasSubstr("unknown GEMM activation 7 (0 none, 1 relu, 2 gelu)"));
+  EXPECT_THAT(loadError(FIXTURE_GPU_MANY_IPARAMS_SO),
+              HasSubstr("a GEMM needs 3 or 4 args, 12 to 17 integer and 2 float parameters (has "
+                        "4, 18, 2)"));
+}
+
+// The well-formed variant loads and runs on the CPU: its kernel's CPU code,
+// the copy and the GEMM with bias and relu against the reference.
+TEST(Verifier, GpuModuleRunsOnCpu) {
+  nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  nncc::Session s(m, nncc::Device::cpu(), {2});
+  std::vector<float> x(128);
+  for (int i = 0; i < 128; ++i)
+    x[i] = static_cast<float>(i % 13) / 4 - 1.5f;
+  nncc::TensorMap out = s.run("forward", {{"x", nncc::Tensor::wrap(x.data(), nncc::DType::f32, {16, 8})}});
+  nncc::test::GpuKernelOutputs ref = nncc::test::gpuKernelReference(x);
+  for (int i = 0; i < 128; ++i) {
+    ASSERT_EQ(out.at("y").data<float>()[i], ref.y[i]) << i;
+    ASSERT_EQ(out.at("y_copy").data<float>()[i], ref.y[i]) << i;
+  }
+  for (int i = 0; i < 64; ++i)
+    ASSERT_NEAR(out.at("z").data<float>()[i], ref.z[i], 1e-5) << i;
+}
+
+} // namespace

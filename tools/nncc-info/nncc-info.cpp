@@ -1,0 +1,272 @@
+//===- nncc-info.cpp - what this machine offers nncc ----------------------===//
+//
+//   nncc-info [--json]
+//
+// The CUDA driver and libraries the runtime finds, every GPU (name, compute
+// capability, SMs, memory, clocks), the links between GPUs, and the CPU
+// target (cores, ISA extensions, BLAS). Links only the runtime, so it runs
+// where models run. A machine without a GPU or driver is a normal answer:
+// it is said plainly and the exit status is 0.
+//
+//===----------------------------------------------------------------------===//
+#include "nncc/runtime.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sched.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Gpu {
+  nncc_cuda_device_info info;
+};
+
+struct Machine {
+  int32_t buildCuda = 0;
+  std::string cudaError; // why there is no usable GPU, "" when there is
+  int32_t driverVersion = 0;
+  std::string driverLibrary;
+  std::string cublasLt, cublasLtError;
+  int64_t cublasLtVersion = 0;
+  std::vector<Gpu> gpus;
+  std::vector<std::vector<nncc_cuda_peer_info>> peers; // [from][to]
+  std::string gpuError; // a device query that failed
+  std::string cpuModel;
+  unsigned cores = 0;
+  int availableCores = 0;
+  std::vector<std::string> isa;
+  std::string blas, blasError;
+};
+
+std::string version(int32_t v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+std::vector<std::string> isaExtensions() {
+  std::vector<std::string> out;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+#define NNCC_ISA(name)                                                                             \
+  if (__builtin_cpu_supports(name))                                                                \
+    out.push_back(name);
+  NNCC_ISA("sse4.2")
+  NNCC_ISA("avx")
+  NNCC_ISA("avx2")
+  NNCC_ISA("fma")
+  NNCC_ISA("avx512f")
+  NNCC_ISA("avx512bw")
+  NNCC_ISA("avx512vl")
+  NNCC_ISA("avx512vnni")
+  NNCC_ISA("avx512bf16")
+#undef NNCC_ISA
+#endif
+  return out;
+}
+
+std::string cpuModel() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      return colon == std::string::npos ? "" : line.substr(colon + 2);
+    }
+  return "";
+}
+
+Machine probe() {
+  Machine m;
+  m.buildCuda = nncc_cuda_build_version();
+  const char *lib = nullptr;
+  if (nncc_cuda_driver_info(&m.driverVersion, &lib) == NNCC_OK) {
+    m.driverLibrary = lib;
+    int32_t n = nncc_device_count("cuda");
+    for (int32_t i = 0; i < n && m.gpuError.empty(); ++i) {
+      Gpu g{};
+      g.info.struct_size = sizeof(g.info);
+      if (nncc_cuda_get_device_info(i, &g.info) != NNCC_OK)
+        m.gpuError = nncc_last_error();
+      else
+        m.gpus.push_back(g);
+    }
+    m.peers.assign(m.gpus.size(), std::vector<nncc_cuda_peer_info>(m.gpus.size()));
+    for (size_t a = 0; a < m.gpus.size() && m.gpuError.empty(); ++a)
+      for (size_t b = 0; b < m.gpus.size(); ++b) {
+        m.peers[a][b].struct_size = sizeof(nncc_cuda_peer_info);
+        if (nncc_cuda_get_peer_info(int32_t(a), int32_t(b), &m.peers[a][b]) != NNCC_OK)
+          m.gpuError = nncc_last_error();
+      }
+    if (nncc_cublaslt_info(&m.cublasLtVersion, &lib) == NNCC_OK)
+      m.cublasLt = lib;
+    else
+      m.cublasLtError = nncc_last_error();
+  } else {
+    m.cudaError = nncc_last_error();
+  }
+  m.cpuModel = cpuModel();
+  m.cores = std::thread::hardware_concurrency();
+  cpu_set_t set;
+  m.availableCores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+  m.isa = isaExtensions();
+  if (nncc_cpu_blas_info(&lib) == NNCC_OK)
+    m.blas = lib;
+  else
+    m.blasError = nncc_last_error();
+  return m;
+}
+
+/// NVLink carries native atomics between GPUs, PCIe does not: the driver's
+/// own answer, as close as it comes to naming the link.
+const char *linkName(const nncc_cuda_peer_info &p) {
+  if (!p.can_access)
+    return "none";
+  return p.native_atomics ? "NVLink" : "PCIe";
+}
+
+double gib(int64_t bytes) { return double(bytes) / (1024.0 * 1024 * 1024); }
+
+void printText(const Machine &m) {
+  std::printf("nncc-info: runtime %s, module ABI %u, CUDA support %s\n", nncc_runtime_version(),
+              nncc_runtime_module_abi_version(),
+              m.buildCuda ? ("built with CUDA " + version(m.buildCuda) + " headers").c_str()
+                          : "not built in");
+  std::printf("\nCUDA\n");
+  if (!m.cudaError.empty()) {
+    std::printf("  not available: %s\n", m.cudaError.c_str());
+  } else {
+    std::printf("  driver: %s, CUDA %s\n", m.driverLibrary.c_str(), version(m.driverVersion).c_str());
+    if (m.cublasLt.empty())
+      std::printf("  cuBLASLt: %s\n", m.cublasLtError.c_str());
+    else
+      std::printf("  cuBLASLt: %s, version %lld.%lld.%lld\n", m.cublasLt.c_str(),
+                  (long long)(m.cublasLtVersion / 10000), (long long)(m.cublasLtVersion / 100 % 100),
+                  (long long)(m.cublasLtVersion % 100));
+    std::printf("  %zu GPU%s\n", m.gpus.size(), m.gpus.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < m.gpus.size(); ++i) {
+      const nncc_cuda_device_info &g = m.gpus[i].info;
+      std::printf("  cuda:%zu  %s  sm_%d%d  %d SMs  %.1f GiB (%.1f GiB free)  SM clock %d MHz, "
+                  "memory %d MHz x %d bits, L2 %d MiB, PCI %04x:%02x:%02x\n",
+                  i, g.name, g.compute_major, g.compute_minor, g.multiprocessors,
+                  gib(g.memory_total), gib(g.memory_free), g.clock_khz / 1000,
+                  g.memory_clock_khz / 1000, g.memory_bus_bits, g.l2_bytes >> 20, g.pci_domain,
+                  g.pci_bus, g.pci_device);
+    }
+    if (!m.gpuError.empty())
+      std::printf("  error: %s\n", m.gpuError.c_str());
+    if (m.gpus.size() > 1) {
+      std::printf("  peer access (link, P2P performance rank):\n        ");
+      for (size_t b = 0; b < m.gpus.size(); ++b)
+        std::printf("  %-12s", ("cuda:" + std::to_string(b)).c_str());
+      std::printf("\n");
+      for (size_t a = 0; a < m.gpus.size(); ++a) {
+        std::printf("  cuda:%-2zu", a);
+        for (size_t b = 0; b < m.gpus.size(); ++b) {
+          const nncc_cuda_peer_info &p = m.peers[a][b];
+          std::string cell = a == b ? "-" : std::string(linkName(p)) + " r" +
+                                                std::to_string(p.performance_rank);
+          std::printf("  %-12s", cell.c_str());
+        }
+        std::printf("\n");
+      }
+    }
+  }
+  std::printf("\nCPU\n  %s\n  cores: %u (%d available to this process)\n  ISA:",
+              m.cpuModel.empty() ? "unknown model" : m.cpuModel.c_str(), m.cores,
+              m.availableCores);
+  for (const std::string &f : m.isa)
+    std::printf(" %s", f.c_str());
+  std::printf("%s\n  BLAS: %s\n", m.isa.empty() ? " (none detected)" : "",
+              m.blas.empty() ? m.blasError.c_str() : m.blas.c_str());
+}
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\', out += char(c);
+    else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else
+      out += char(c);
+  }
+  return out + "\"";
+}
+
+void printJson(const Machine &m) {
+  std::string j = "{\"runtime\":" + quote(nncc_runtime_version()) +
+                  ",\"module_abi\":" + std::to_string(nncc_runtime_module_abi_version()) +
+                  ",\"cuda\":{\"build_version\":" + std::to_string(m.buildCuda);
+  if (!m.cudaError.empty()) {
+    j += ",\"available\":false,\"error\":" + quote(m.cudaError);
+  } else {
+    j += ",\"available\":true,\"driver\":" + quote(m.driverLibrary) +
+         ",\"driver_version\":" + std::to_string(m.driverVersion) + ",\"cublaslt\":" +
+         (m.cublasLt.empty() ? "null,\"cublaslt_error\":" + quote(m.cublasLtError)
+                             : quote(m.cublasLt) + ",\"cublaslt_version\":" +
+                                   std::to_string(m.cublasLtVersion)) +
+         ",\"devices\":[";
+    for (size_t i = 0; i < m.gpus.size(); ++i) {
+      const nncc_cuda_device_info &g = m.gpus[i].info;
+      char pci[32];
+      std::snprintf(pci, sizeof(pci), "%04x:%02x:%02x", g.pci_domain, g.pci_bus, g.pci_device);
+      j += std::string(i ? "," : "") + "{\"device\":\"cuda:" + std::to_string(i) +
+           "\",\"name\":" + quote(g.name) + ",\"arch\":\"sm_" + std::to_string(g.compute_major) +
+           std::to_string(g.compute_minor) + "\",\"multiprocessors\":" +
+           std::to_string(g.multiprocessors) + ",\"memory_total\":" +
+           std::to_string(g.memory_total) + ",\"memory_free\":" + std::to_string(g.memory_free) +
+           ",\"clock_khz\":" + std::to_string(g.clock_khz) + ",\"memory_clock_khz\":" +
+           std::to_string(g.memory_clock_khz) + ",\"memory_bus_bits\":" +
+           std::to_string(g.memory_bus_bits) + ",\"l2_bytes\":" + std::to_string(g.l2_bytes) +
+           ",\"pci\":\"" + pci + "\",\"peers\":[";
+      for (size_t b = 0; b < m.gpus.size(); ++b) {
+        const nncc_cuda_peer_info &p = m.peers[i][b];
+        j += std::string(b ? "," : "") + "{\"device\":\"cuda:" + std::to_string(b) +
+             "\",\"can_access\":" + (p.can_access ? "true" : "false") +
+             ",\"performance_rank\":" + std::to_string(p.performance_rank) +
+             ",\"link\":" + quote(i == b ? "self" : linkName(p)) + "}";
+      }
+      j += "]}";
+    }
+    j += "]";
+    if (!m.gpuError.empty())
+      j += ",\"error\":" + quote(m.gpuError);
+  }
+  j += "},\"cpu\":{\"model\":" + quote(m.cpuModel) + ",\"cores\":" + std::to_string(m.cores) +
+       ",\"available_cores\":" + std::to_string(m.availableCores) + ",\"isa\":[";
+  for (size_t i = 0; i < m.isa.size(); ++i)
+    j += std::string(i ? "," : "") + quote(m.isa[i]);
+  j += "],\"blas\":" + (m.blas.empty() ? "null,\"blas_error\":" + quote(m.blasError) : quote(m.blas)) +
+       "}}\n";
+  std::fputs(j.c_str(), stdout);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf("usage: nncc-info [--json]\n  the CUDA driver, GPUs, links between them, and "
+                  "the CPU target this machine offers nncc\n");
+      return 0;
+    } else {
+      std::fprintf(stderr, "nncc-info: error: unknown option '%s' (usage: nncc-info [--json])\n",
+                   argv[i]);
+      return 1;
+    }
+  }
+  Machine m = probe();
+  if (json)
+    printJson(m);
+  else
+    printText(m);
+  return 0;
+}
