@@ -45,6 +45,7 @@ struct EntryPlan {
   std::vector<Patch> patches;
   std::vector<StepPlan> steps;
   std::vector<int64_t> staging; // arena offset of each input's, then output's, staging copy
+  int64_t runs = 0;                 // the first runs eagerly; the graph is captured on the second
   CUgraphExec graph = nullptr;
   std::vector<CUdeviceptr> graphIo; // input/output addresses the graph was captured with
   std::vector<CUevent> events;      // profiling: one before each step and one after the last
@@ -257,13 +258,15 @@ Status CudaSession::directAddress(const void *p, const char *what, const char *n
     return Status::ok();
   if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
     return Status::ok(); // pinned host memory: copied like any host buffer
-  int ordinal = -1;
-  NNCC_CU_CALL(driver_, where_, cuPointerGetAttribute, &ordinal,
-               CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr);
-  if (type == CU_MEMORYTYPE_DEVICE && ordinal != index_)
-    return error(NNCC_ERROR_INVALID_ARGUMENT,
-                 format("%s '%s' is memory of cuda:%d, but the session runs on %s", what, name,
-                        ordinal, where_.c_str()));
+  if (type == CU_MEMORYTYPE_DEVICE) { // managed (unified) memory is reachable from any GPU
+    int ordinal = -1;
+    NNCC_CU_CALL(driver_, where_, cuPointerGetAttribute, &ordinal,
+                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr);
+    if (ordinal != index_)
+      return error(NNCC_ERROR_INVALID_ARGUMENT,
+                   format("%s '%s' is memory of cuda:%d, but the session runs on %s", what, name,
+                          ordinal, where_.c_str()));
+  }
   // Kernels and cuBLASLt were planned for kAlign-aligned buffers; another
   // alignment is copied into staging (on the device) instead.
   if (addr % kAlign == 0)
@@ -427,9 +430,10 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
         io_[pt.kind == NNCC_BUFFER_INPUT ? pt.index : nin + pt.index] +
         static_cast<CUdeviceptr>(pt.offset);
 
-  Status s = profiler   ? runProfiled(e, profiler)
-             : useGraphs_ && entry.num_steps > 0 ? launchGraph(e)
-                                                 : enqueueSteps(e);
+  // The first run is eager: it warms up cuBLASLt and loads kernels lazily,
+  // neither of which may happen inside a stream capture.
+  bool graph = useGraphs_ && entry.num_steps > 0 && plan.runs++ > 0;
+  Status s = profiler ? runProfiled(e, profiler) : graph ? launchGraph(e) : enqueueSteps(e);
   for (int32_t o = 0; s.isOk() && o < entry.num_outputs; ++o) {
     auto bytes = static_cast<size_t>(module_.outputBytes(e, o));
     if (!copyOut_[o] || bytes == 0)

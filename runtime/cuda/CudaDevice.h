@@ -9,7 +9,8 @@ namespace nncc::rt {
 /// A session on cuda:index: one cuMemAlloc arena (scratch, staging for host
 /// inputs and outputs, the cuBLASLt workspace), a stream, the module's code
 /// and weights shared per device, and each entry captured into a CUDA Graph
-/// on its first run. Errors name the device, the call and the step.
+/// on its second run (the first is eager) and replayed after. Errors name the
+/// device, the call and the step.
 Status createCudaSession(const Module &module, int index, std::unique_ptr<DeviceSession> *out);
 
 /// Devices the CUDA driver reports; 0 without a driver or GPU.
