@@ -29,4 +29,27 @@ def RecomposePass : Pass<"nncc-recompose"> {
   let dependentDialects = ["nncc::nn::NNDialect"];
 }
 
+def AutocastPass : Pass<"nncc-autocast"> {
+  let summary = "Compute types for --precision: GEMMs low, accuracy-critical ops in f32";
+  let description = [{
+    Contractions (MatMul, Gemm, Conv, ConvTranspose, Einsum, Attention)
+    take bf16/f16 operands and accumulate in f32; reductions, softmax,
+    normalizations, exp, log, pow, softplus and cumsum compute in f32; every
+    other op follows its non-constant float inputs (low when all are low,
+    else f32). `mixed` gives GEMMs bf16 operands and f32 results and keeps
+    everything else in f32. Ops named in `keep-fp32` (ONNX node names or op
+    types) compute in f32. One cast per value and type, constants converted
+    at compile time (an op whose constant overflows the low type stays f32),
+    graph inputs and outputs keep their types, and cast(cast(x)) folds when
+    the inner cast is exact. docs/precision.md lists the rules.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "the low type: bf16, fp16 or mixed">,
+    ListOption<"keepFp32", "keep-fp32", "std::string",
+               "ONNX node names or op types computed in f32">,
+  ];
+  let dependentDialects = ["nncc::nn::NNDialect"];
+}
+
 #endif // NNCC_PASSES

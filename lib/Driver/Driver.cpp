@@ -4,6 +4,7 @@
 #include "lib/Target/GpuCodegen.h"
 #include "lib/Target/HostCodegen.h"
 #include "lib/Target/Plan.h"
+#include "passes/Passes.h"
 #include "passes/Pipelines.h"
 
 #include "dialects/Exec/ExecOps.h"
@@ -64,35 +65,77 @@ llvm::Error withDiagnostics(mlir::MLIRContext &ctx, llvm::StringRef phase,
                                  phase.str().c_str(), messages.c_str());
 }
 
+/// True for the nn ops counted in FLOPs and stats (not constants).
+bool isComputeOp(mlir::Operation *op) {
+  return op->getDialect() && mlir::isa<nn::NNDialect>(op->getDialect()) &&
+         !mlir::isa<nn::ConstantOp>(op) && op->getNumResults() > 0;
+}
+
 /// Multiply-adds count two FLOPs; other ops one per output element.
-int64_t estimateFlops(mlir::func::FuncOp func) {
-  int64_t flops = 0;
+int64_t opFlops(mlir::Operation *op) {
   auto elements = [](mlir::Type t) {
     auto r = mlir::dyn_cast<mlir::RankedTensorType>(t);
     return r && r.hasStaticShape() ? r.getNumElements() : 0;
   };
+  int64_t out = elements(op->getResult(0).getType());
+  if (auto mm = mlir::dyn_cast<nn::MatMulOp>(op)) {
+    auto lhs = mlir::cast<mlir::RankedTensorType>(mm.getLhs().getType());
+    return 2 * out * lhs.getShape().back();
+  }
+  if (auto g = mlir::dyn_cast<nn::GemmOp>(op)) {
+    auto a = mlir::cast<mlir::RankedTensorType>(g.getA().getType());
+    return 2 * out * a.getShape()[g.getTransA() ? 0 : 1];
+  }
+  if (auto c = mlir::dyn_cast<nn::ConvOp>(op)) {
+    auto w = mlir::cast<mlir::RankedTensorType>(c.getWeight().getType());
+    return 2 * out * (w.getNumElements() / w.getShape()[0]);
+  }
+  if (auto c = mlir::dyn_cast<nn::ConvTransposeOp>(op)) {
+    auto w = mlir::cast<mlir::RankedTensorType>(c.getWeight().getType());
+    return 2 * elements(c.getInput().getType()) * (w.getNumElements() / w.getShape()[0]);
+  }
+  return out;
+}
+
+int64_t estimateFlops(mlir::func::FuncOp func) {
+  int64_t flops = 0;
   func.walk([&](mlir::Operation *op) {
-    if (!op->getDialect() || !mlir::isa<nn::NNDialect>(op->getDialect()) ||
-        mlir::isa<nn::ConstantOp>(op) || op->getNumResults() == 0)
-      return;
-    int64_t out = elements(op->getResult(0).getType());
-    if (auto mm = mlir::dyn_cast<nn::MatMulOp>(op)) {
-      auto lhs = mlir::cast<mlir::RankedTensorType>(mm.getLhs().getType());
-      flops += 2 * out * lhs.getShape().back();
-    } else if (auto g = mlir::dyn_cast<nn::GemmOp>(op)) {
-      auto a = mlir::cast<mlir::RankedTensorType>(g.getA().getType());
-      flops += 2 * out * a.getShape()[g.getTransA() ? 0 : 1];
-    } else if (auto c = mlir::dyn_cast<nn::ConvOp>(op)) {
-      auto w = mlir::cast<mlir::RankedTensorType>(c.getWeight().getType());
-      flops += 2 * out * (w.getNumElements() / w.getShape()[0]);
-    } else if (auto c = mlir::dyn_cast<nn::ConvTransposeOp>(op)) {
-      auto w = mlir::cast<mlir::RankedTensorType>(c.getWeight().getType());
-      flops += 2 * elements(c.getInput().getType()) * (w.getNumElements() / w.getShape()[0]);
-    } else {
-      flops += out;
-    }
+    if (isComputeOp(op))
+      flops += opFlops(op);
   });
   return flops;
+}
+
+/// The precision an op computes in: its first float operand's type (a GEMM
+/// multiplies its operands' type), else its first float result's; "tf32"
+/// for f32 contractions when TF32 is allowed, "other" for integer ops.
+std::string computePrecision(mlir::Operation *op, bool tf32) {
+  auto floatName = [](mlir::Type t) -> std::string {
+    mlir::Type e = mlir::getElementTypeOrSelf(t);
+    if (e.isF32()) return "f32";
+    if (e.isF16()) return "f16";
+    if (e.isBF16()) return "bf16";
+    if (e.isF64()) return "f64";
+    return "";
+  };
+  std::string name;
+  for (mlir::Type t : op->getOperandTypes())
+    if (name.empty())
+      name = floatName(t);
+  for (mlir::Type t : op->getResultTypes())
+    if (name.empty())
+      name = floatName(t);
+  auto kind = mlir::dyn_cast<nn::FusionKindOpInterface>(op);
+  if (tf32 && name == "f32" && kind && kind.getFusionKind() == nn::FusionKind::Contraction)
+    return "tf32";
+  return name.empty() ? "other" : name;
+}
+
+/// The nn.cast ops of `module`.
+int64_t countCasts(mlir::ModuleOp module) {
+  int64_t casts = 0;
+  module.walk([&](nn::CastOp) { ++casts; });
+  return casts;
 }
 
 /// Bytes per element of a module-ABI dtype (bool is one byte).
@@ -184,6 +227,13 @@ std::string CompileStats::toJson() const {
   perEntry(bytesMovedPerRun);
   os << ",\n  \"weight_bytes\": " << weightBytes << ",\n  \"flops_per_run\": ";
   perEntry(flopsPerRun);
+  os << ",\n  \"flop_share_by_precision\": {";
+  bool firstShare = true;
+  for (const auto &[k, v] : flopShareByPrecision) {
+    os << (firstShare ? "" : ", ") << "\"" << k << "\": " << llvm::formatv("{0:f4}", v);
+    firstShare = false;
+  }
+  os << "},\n  \"casts_inserted\": " << castsInserted;
   os << ",\n  \"phase_seconds\": {";
   bool first = true;
   for (const auto &[k, v] : phaseSeconds) {
@@ -226,6 +276,30 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   }
   for (auto func : module.getOps<mlir::func::FuncOp>())
     result.stats.flopsPerRun[func.getName().str()] = estimateFlops(func);
+  Precision precision = options.precision;
+  if (precision == Precision::BF16 || precision == Precision::FP16 || precision == Precision::Mixed) {
+    int64_t castsBefore = countCasts(module);
+    mlir::PassManager pm(&context);
+    AutocastPassOptions autocast;
+    autocast.precision = precisionName(precision).str();
+    autocast.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
+    pm.addPass(createAutocastPass(autocast));
+    if (auto err = timed("precision", [&] { return runPasses(pm, module, "autocast"); }))
+      return std::move(err);
+    result.stats.castsInserted = countCasts(module) - castsBefore;
+  }
+  std::map<std::string, int64_t> flopsByPrecision;
+  int64_t totalFlops = 0;
+  module.walk([&](mlir::Operation *op) {
+    if (!isComputeOp(op) || !op->getParentOfType<mlir::func::FuncOp>() ||
+        op->getParentOfType<mlir::func::FuncOp>().isPrivate())
+      return;
+    int64_t flops = opFlops(op);
+    flopsByPrecision[computePrecision(op, precision == Precision::TF32)] += flops;
+    totalFlops += flops;
+  });
+  for (const auto &[name, flops] : flopsByPrecision)
+    result.stats.flopShareByPrecision[name] = totalFlops ? (double)flops / totalFlops : 0.0;
   if (options.emit == EmitKind::NN)
     return result;
 

@@ -4,6 +4,7 @@
 #include "lib/Conversion/NNToExec/NNToExec.h"
 #include "lib/Import/OnnxImport.h"
 #include "lib/Target/Package.h"
+#include "passes/Autocast.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -56,6 +57,11 @@ struct CompileOptions {
   LoweringOptions lowering;
   /// Plan options (`--no-memory-reuse` turns reuse off for comparisons).
   PlanOptions plan;
+  /// Compute precision (`--precision`); BF16, FP16 and Mixed run the
+  /// nncc-autocast pass, TF32 needs `plan.allowTf32` as well.
+  Precision precision = Precision::FP32;
+  /// ONNX node names or op types computed in f32 (`--keep-fp32`).
+  std::vector<std::string> keepFp32;
   /// Called at the start of each phase (for progress lines).
   std::function<void(llvm::StringRef phase)> onPhase;
 };
@@ -73,6 +79,11 @@ struct CompileStats {
   std::map<std::string, int64_t> launchesPerRun, arenaBytes, noReuseBytes, liveLowerBoundBytes,
       bytesMovedPerRun, flopsPerRun;
   std::map<std::string, double> phaseSeconds;
+  /// Share of all entries' FLOPs computed in each precision ("f32", "tf32",
+  /// "bf16", "f16"; a GEMM counts in its operands' type).
+  std::map<std::string, double> flopShareByPrecision;
+  /// nn.cast ops the autocast pass added (net, after folding cast pairs).
+  int64_t castsInserted = 0;
   /// The stats as one JSON object with the documented keys.
   std::string toJson() const;
 };

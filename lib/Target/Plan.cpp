@@ -282,6 +282,14 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
       step.iparams = {batch, m, n, k, gemm.getTransA(), gemm.getTransB(), lda, ldb, n,
                       batchStride(a), batchStride(b), m * n};
       step.fparams = {gemm.getAlpha().convertToDouble(), gemm.getBeta().convertToDouble()};
+      // The optional dtype_a, dtype_b, dtype_c, allow_tf32 iparams (ABI v2),
+      // written only when they differ from the f32 defaults.
+      auto dtA = dtypeOf(a), dtB = dtypeOf(b), dtC = dtypeOf(c);
+      if (!dtA || !dtB || !dtC)
+        return llvm::joinErrors(llvm::joinErrors(dtA.takeError(), dtB.takeError()), dtC.takeError());
+      if (*dtA != NNCC_DTYPE_F32 || *dtB != NNCC_DTYPE_F32 || *dtC != NNCC_DTYPE_F32 ||
+          options_.allowTf32)
+        step.iparams.insert(step.iparams.end(), {*dtA, *dtB, *dtC, options_.allowTf32 ? 1 : 0});
     }
     if (auto gemm = dyn_cast<exec::GemmOp>(op)) {
       // GEMM accumulates into its output: a C operand is copied there first.

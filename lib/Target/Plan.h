@@ -92,6 +92,9 @@ struct PlanOptions {
   /// Share arena bytes between buffers whose lifetimes do not overlap (and
   /// reorder steps to lower the peak); off gives every buffer its own bytes.
   bool reuse = true;
+  /// Let f32 GEMMs use TF32 tensor cores (`--precision=tf32`): GEMM steps
+  /// carry allow_tf32 = 1.
+  bool allowTf32 = false;
 };
 
 llvm::Expected<ModulePlan>

@@ -54,6 +54,17 @@ static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("One kernel per op (for comparisons with fusion)"));
 static cl::opt<bool> noMemoryReuse(
     "no-memory-reuse", cl::desc("Give every intermediate its own arena bytes (for comparisons)"));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Compute precision: fp32 (default), tf32 (f32 GEMMs may use TF32), bf16 or fp16 "
+             "(GEMMs and what follows them in the low type, f32 accumulation; reductions, "
+             "softmax, normalizations, exp/log/pow in f32), mixed (bf16 GEMM operands, "
+             "everything else f32); docs/precision.md"),
+    cl::value_desc("fp32|tf32|bf16|fp16|mixed"), cl::init("fp32"));
+static cl::list<std::string> keepFp32(
+    "keep-fp32", cl::desc("Compute these ONNX nodes or op types in f32 (names or types, "
+                          "comma-separated)"),
+    cl::value_desc("NODE_OR_OPTYPE,..."), cl::CommaSeparated);
 static cl::opt<bool> elideWeights("elide-weights",
                                   cl::desc("Print large constants as '...' in text output"));
 
@@ -97,6 +108,15 @@ int main(int argc, char **argv) {
   for (const auto &shape : shapes)
     if (auto err = nncc::parseShapeOption(shape, options.import))
       return fail(std::move(err));
+  auto parsedPrecision = nncc::parsePrecision(precision);
+  if (!parsedPrecision)
+    return fail(llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                        "--precision: '%s' is not a precision (expected fp32, "
+                                        "tf32, bf16, fp16 or mixed)",
+                                        precision.c_str()));
+  options.precision = *parsedPrecision;
+  options.plan.allowTf32 = *parsedPrecision == nncc::Precision::TF32;
+  options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   bool binary = emit == nncc::EmitKind::Object || emit == nncc::EmitKind::Module;
   std::string output = outputPath;
   if (output.empty())

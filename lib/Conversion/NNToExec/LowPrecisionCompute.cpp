@@ -1,0 +1,95 @@
+/// f16/bf16 arithmetic on the CPU target: every nn op that computes on
+/// low-precision floats is rewritten to compute in f32 between casts, so a
+/// kernel reads f16/bf16, computes and accumulates in f32, and rounds to
+/// nearest even once per op result. This is where the GPU plan rounds too
+/// (cuBLASLt with an f32 compute type rounds a GEMM's output once; generated
+/// kernels round each op's result), so CPU numerics check the GPU plan.
+/// Fusion then merges the casts with their neighbours.
+#include "lib/Conversion/NNToExec/LowPrecisionCompute.h"
+
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace nncc {
+namespace {
+
+bool isLowPrecisionFloat(Type t) {
+  Type e = getElementTypeOrSelf(t);
+  return e.isF16() || e.isBF16();
+}
+
+/// Ops whose results are exact copies or selections of operand elements
+/// (data movement, Where, MaxPool, TopK) give the same bits in any type:
+/// they stay in the low type and move half the bytes.
+bool movesValuesOnly(Operation *op) {
+  if (isa<nn::CastOp, nn::ConstantOp, nn::WhereOp, nn::ExpandOp, nn::MaxPoolOp, nn::TopKOp,
+          nn::ShapeOp, nn::SizeOp, nn::ConstantOfShapeOp>(op))
+    return true;
+  auto kind = dyn_cast<nn::FusionKindOpInterface>(op);
+  // Resize interpolates (an injective op that computes).
+  return kind && kind.getFusionKind() == nn::FusionKind::Injective && !isa<nn::ResizeOp>(op);
+}
+
+/// `v` as f32: a constant is converted at compile time (exactly: f32 holds
+/// every f16/bf16 value), anything else gets one cast.
+Value widen(OpBuilder &b, Value v, DenseMap<Value, Value> &widened) {
+  if (Value known = widened.lookup(v))
+    return known;
+  auto type = cast<RankedTensorType>(v.getType());
+  auto f32Type = type.clone(b.getF32Type());
+  Value wide;
+  DenseElementsAttr attr;
+  if (matchPattern(v, m_Constant(&attr)) && type.hasStaticShape()) {
+    SmallVector<APFloat> values;
+    for (APFloat x : attr.getValues<APFloat>()) {
+      bool lost;
+      x.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(x);
+    }
+    wide = nn::ConstantOp::create(b, v.getLoc(), DenseElementsAttr::get(f32Type, values));
+  } else {
+    wide = nn::CastOp::create(b, v.getLoc(), f32Type, v);
+  }
+  widened[v] = wide;
+  return wide;
+}
+
+} // namespace
+
+void computeLowPrecisionInF32(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (op->getDialect() && isa<nn::NNDialect>(op->getDialect()) && !movesValuesOnly(op) &&
+        (llvm::any_of(op->getOperandTypes(), isLowPrecisionFloat) ||
+         llvm::any_of(op->getResultTypes(), isLowPrecisionFloat)))
+      ops.push_back(op);
+  });
+  DenseMap<Value, Value> widened;
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(isLowPrecisionFloat(v.getType()) ? widen(b, v, widened) : v);
+    SmallVector<Type> resultTypes;
+    for (Type t : op->getResultTypes())
+      resultTypes.push_back(isLowPrecisionFloat(t)
+                                ? cast<RankedTensorType>(t).clone(b.getF32Type())
+                                : t);
+    OperationState state(op->getLoc(), op->getName(), operands, resultTypes, op->getAttrs());
+    Operation *wide = b.create(state);
+    for (auto [old, now] : llvm::zip(op->getResults(), wide->getResults())) {
+      Value result = now;
+      if (old.getType() != now.getType())
+        result = nn::CastOp::create(b, op->getLoc(), old.getType(), now);
+      old.replaceAllUsesWith(result);
+    }
+    op->erase();
+  }
+}
+
+} // namespace nncc
