@@ -169,10 +169,14 @@ Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
   const nncc_entry &entry = m.entries[e];
   EntryPlan &plan = plans_[e];
   int64_t at = stagingBase;
-  for (int32_t i = 0; i < entry.num_inputs; ++i, at += alignUp(module_.inputBytes(e, i)))
+  for (int32_t i = 0; i < entry.num_inputs; ++i) {
     plan.staging.push_back(at);
-  for (int32_t o = 0; o < entry.num_outputs; ++o, at += alignUp(module_.outputBytes(e, o)))
+    at += alignUp(module_.inputBytes(e, i));
+  }
+  for (int32_t o = 0; o < entry.num_outputs; ++o) {
     plan.staging.push_back(at);
+    at += alignUp(module_.outputBytes(e, o));
+  }
 
   // Every arg's address, or a patch for inputs and outputs; the alignment of
   // each is known now (inputs and outputs are used in place only when
