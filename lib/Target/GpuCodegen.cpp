@@ -55,6 +55,121 @@ bool isMappableNest(Operation *op) {
   return true;
 }
 
+/// The iteration space of a mappable nest: per dim lower bound, step and
+/// trip count.
+struct NestSpace {
+  SmallVector<int64_t> lbs, steps, extents;
+  int64_t total = 1;
+
+  explicit NestSpace(scf::ParallelOp loop) {
+    for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      int64_t l = *getConstantIntValue(lb), u = *getConstantIntValue(ub), s = *getConstantIntValue(step);
+      lbs.push_back(l);
+      steps.push_back(s);
+      extents.push_back(u > l ? (u - l + s - 1) / s : 0);
+      total *= extents.back();
+    }
+  }
+  /// Trip counts other than 1: two nests with the same list give a thread
+  /// the same iteration.
+  SmallVector<int64_t> nonUnitExtents() const {
+    SmallVector<int64_t> result;
+    for (int64_t e : extents)
+      if (e != 1)
+        result.push_back(e);
+    return result;
+  }
+};
+
+/// Whether `indices` into a buffer of `shape` address exactly the element of
+/// `loop`'s iteration in row-major order: the nest's non-unit ivs (from 0,
+/// step 1) on the non-unit dims in order, 0 on unit dims.
+bool isThreadOwnedAccess(scf::ParallelOp loop, ArrayRef<int64_t> shape, ValueRange indices) {
+  NestSpace space(loop);
+  SmallVector<Value> allIvs(loop.getInductionVars()), ivs;
+  SmallVector<int64_t> ivExtents;
+  for (auto [d, iv] : llvm::enumerate(allIvs))
+    if (space.extents[d] != 1) {
+      if (space.lbs[d] != 0 || space.steps[d] != 1)
+        return false;
+      ivs.push_back(iv);
+      ivExtents.push_back(space.extents[d]);
+    }
+  auto isZero = [&](Value index) {
+    if (auto c = getConstantIntValue(index))
+      return *c == 0;
+    auto it = llvm::find(allIvs, index);
+    size_t d = it - allIvs.begin();
+    return it != allIvs.end() && space.extents[d] == 1 && space.lbs[d] == 0;
+  };
+  size_t next = 0;
+  for (auto [size, index] : llvm::zip(shape, indices)) {
+    if (size == 1 ? !isZero(index)
+                  : next >= ivs.size() || index != ivs[next] || ivExtents[next] != size)
+      return false;
+    if (size != 1)
+      ++next;
+  }
+  return next == ivs.size();
+}
+
+/// How a nest touches the kernel's buffers (its function arguments): which
+/// it writes, which it touches, and which only at the thread's own element.
+struct NestAccesses {
+  llvm::SmallDenseSet<Value> written, touched, notOwned;
+  bool analyzable = true;
+
+  explicit NestAccesses(scf::ParallelOp loop) {
+    loop.walk([&](Operation *op) {
+      Value memref;
+      ValueRange indices;
+      if (auto load = dyn_cast<memref::LoadOp>(op)) {
+        memref = load.getMemRef();
+        indices = load.getIndices();
+      } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+        memref = store.getMemRef();
+        indices = store.getIndices();
+        written.insert(memref);
+      } else {
+        // Anything else that takes a buffer (views, copies) defeats the analysis.
+        if (llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>))
+          analyzable = false;
+        return;
+      }
+      if (!isa<BlockArgument>(memref))
+        analyzable = false;
+      touched.insert(memref);
+      if (!isThreadOwnedAccess(loop, cast<MemRefType>(memref.getType()).getShape(), indices))
+        notOwned.insert(memref);
+    });
+  }
+};
+
+/// Whether `next` can run in the same thread right after the nests of
+/// `group`: the same iterations, and every buffer one writes and another
+/// touches is only accessed at the thread's own element, so no thread
+/// reads what another writes.
+bool canShareThreads(ArrayRef<Operation *> group, scf::ParallelOp next) {
+  auto first = cast<scf::ParallelOp>(group.front());
+  if (NestSpace(first).nonUnitExtents() != NestSpace(next).nonUnitExtents())
+    return false;
+  NestAccesses after(next);
+  if (!after.analyzable)
+    return false;
+  for (Operation *op : group) {
+    NestAccesses before(cast<scf::ParallelOp>(op));
+    if (!before.analyzable)
+      return false;
+    for (Value buffer : before.touched) {
+      bool shared = after.touched.contains(buffer) &&
+                    (before.written.contains(buffer) || after.written.contains(buffer));
+      if (shared && (before.notOwned.contains(buffer) || after.notOwned.contains(buffer)))
+        return false;
+    }
+  }
+  return true;
+}
+
 /// Builds the GPU functions of one kernel into `gpuModule` or, when
 /// emulating, a host function of the same name into `hostModule` that runs
 /// each launch's threads one after another (to test the mapping on a CPU).
@@ -66,13 +181,18 @@ public:
   llvm::Expected<SmallVector<GpuLaunch>> run() {
     // Top-level ops split into launches: each mappable nest alone, each run
     // of other ops together on one thread.
+    // Consecutive nests whose threads only touch their own elements of the
+    // buffers they share share one launch (fill + reduction + epilogue).
     SmallVector<SmallVector<Operation *>> groups;
     bool lastWasSerial = false;
     for (Operation &op : kernel.getBody().front()) {
       if (isa<func::ReturnOp>(op) || isRematerializable(&op))
         continue;
       if (isMappableNest(&op)) {
-        groups.push_back({&op});
+        if (!groups.empty() && !lastWasSerial && canShareThreads(groups.back(), cast<scf::ParallelOp>(op)))
+          groups.back().push_back(&op);
+        else
+          groups.push_back({&op});
         lastWasSerial = false;
       } else {
         if (!lastWasSerial)
@@ -86,8 +206,7 @@ public:
     SmallVector<GpuLaunch> launches;
     for (auto [i, group] : llvm::enumerate(groups)) {
       std::string name = (kernel.getName() + "_" + llvm::Twine(i)).str();
-      auto launch = isMappableNest(group.front()) ? mapNest(name, cast<scf::ParallelOp>(group.front()))
-                                                  : mapSerial(name, group);
+      auto launch = isMappableNest(group.front()) ? mapNests(name, group) : mapSerial(name, group);
       if (!launch)
         return launch.takeError();
       launches.push_back(*launch);
@@ -111,6 +230,11 @@ private:
     auto type = builder.getFunctionType(kernel.getArgumentTypes(), {});
     auto func = gpu::GPUFuncOp::create(builder, kernel.getLoc(), name, type);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), builder.getUnitAttr());
+    // As on the host: the planner keeps a step's buffers apart (in-place
+    // elementwise kernels read and write element i in the same thread), and
+    // without noalias every store forces reloads (no accumulator in registers).
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
     Block &entry = func.getBody().front();
     for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
       mapping.map(from, to);
@@ -201,19 +325,13 @@ private:
     return GpuLaunch{name.str(), {1, 1, 1}, {1, 1, 1}};
   }
 
-  llvm::Expected<GpuLaunch> mapNest(StringRef name, scf::ParallelOp loop) {
+  /// One thread per iteration of `nests` (which share their iterations),
+  /// running their bodies one after another.
+  llvm::Expected<GpuLaunch> mapNests(StringRef name, ArrayRef<Operation *> nests) {
     IRMapping mapping;
     beginLaunch(name, mapping);
-    Location loc = loop.getLoc();
-    SmallVector<int64_t> lbs, steps, extents;
-    int64_t total = 1;
-    for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-      int64_t l = *getConstantIntValue(lb), u = *getConstantIntValue(ub), s = *getConstantIntValue(step);
-      lbs.push_back(l);
-      steps.push_back(s);
-      extents.push_back(u > l ? (u - l + s - 1) / s : 0);
-      total *= extents.back();
-    }
+    Location loc = nests.front()->getLoc();
+    int64_t total = NestSpace(cast<scf::ParallelOp>(nests.front())).total;
     int64_t block = std::min(kBlockThreads, std::max<int64_t>(32, (total + 31) / 32 * 32));
     int64_t grid = std::max<int64_t>(1, (total + block - 1) / block);
     if (grid > INT32_MAX)
@@ -224,21 +342,27 @@ private:
     Value inRange = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult, linear, constant(total));
     auto guard = scf::IfOp::create(builder, loc, inRange, /*withElseRegion=*/false);
     builder.setInsertionPointToStart(&guard.getThenRegion().front());
-    // Delinearize, innermost dim fastest.
-    SmallVector<Value> ivs(extents.size());
-    Value rest = linear;
-    for (int64_t d = extents.size() - 1; d >= 0; --d) {
-      Value index = d == 0 ? rest : arith::RemUIOp::create(builder, loc, rest, constant(extents[d]));
-      if (d > 0)
-        rest = arith::DivUIOp::create(builder, loc, rest, constant(extents[d]));
-      Value scaled = steps[d] == 1 ? index : arith::MulIOp::create(builder, loc, index, constant(steps[d]));
-      ivs[d] = lbs[d] == 0 ? scaled : arith::AddIOp::create(builder, loc, scaled, constant(lbs[d]));
+    for (Operation *op : nests) {
+      auto loop = cast<scf::ParallelOp>(op);
+      NestSpace space(loop);
+      // Delinearize, innermost dim fastest.
+      SmallVector<Value> ivs(space.extents.size());
+      Value rest = linear;
+      for (int64_t d = space.extents.size() - 1; d >= 0; --d) {
+        Value index = space.extents[d] == 1 ? constant(0)
+                      : d == 0             ? rest
+                                           : arith::RemUIOp::create(builder, loc, rest, constant(space.extents[d]));
+        if (d > 0 && space.extents[d] != 1)
+          rest = arith::DivUIOp::create(builder, loc, rest, constant(space.extents[d]));
+        Value scaled = space.steps[d] == 1 ? index : arith::MulIOp::create(builder, loc, index, constant(space.steps[d]));
+        ivs[d] = space.lbs[d] == 0 ? scaled : arith::AddIOp::create(builder, loc, scaled, constant(space.lbs[d]));
+      }
+      for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
+        mapping.map(iv, value);
+      for (Operation &bodyOp : loop.getBody()->without_terminator())
+        if (auto err = cloneWithInputs(&bodyOp, mapping))
+          return std::move(err);
     }
-    for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
-      mapping.map(iv, value);
-    for (Operation &op : loop.getBody()->without_terminator())
-      if (auto err = cloneWithInputs(&op, mapping))
-        return std::move(err);
     return GpuLaunch{name.str(),
                      {static_cast<uint32_t>(grid), 1, 1},
                      {static_cast<uint32_t>(block), 1, 1}};
