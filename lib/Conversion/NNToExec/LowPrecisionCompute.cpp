@@ -36,8 +36,9 @@ bool movesValuesOnly(Operation *op) {
 }
 
 /// `v` as f32: a constant is converted at compile time (exactly: f32 holds
-/// every f16/bf16 value), anything else gets one cast.
-Value widen(OpBuilder &b, Value v, DenseMap<Value, Value> &widened) {
+/// every f16/bf16 value), anything else gets one cast, named after the op
+/// `loc` that first reads it (for profiles).
+Value widen(OpBuilder &b, Location loc, Value v, DenseMap<Value, Value> &widened) {
   if (Value known = widened.lookup(v))
     return known;
   auto type = cast<RankedTensorType>(v.getType());
@@ -53,7 +54,7 @@ Value widen(OpBuilder &b, Value v, DenseMap<Value, Value> &widened) {
     }
     wide = nn::ConstantOp::create(b, v.getLoc(), DenseElementsAttr::get(f32Type, values));
   } else {
-    wide = nn::CastOp::create(b, v.getLoc(), f32Type, v);
+    wide = nn::CastOp::create(b, loc, f32Type, v);
   }
   widened[v] = wide;
   return wide;
@@ -74,7 +75,7 @@ void computeLowPrecisionInF32(func::FuncOp func) {
     OpBuilder b(op);
     SmallVector<Value> operands;
     for (Value v : op->getOperands())
-      operands.push_back(isLowPrecisionFloat(v.getType()) ? widen(b, v, widened) : v);
+      operands.push_back(isLowPrecisionFloat(v.getType()) ? widen(b, op->getLoc(), v, widened) : v);
     SmallVector<Type> resultTypes;
     for (Type t : op->getResultTypes())
       resultTypes.push_back(isLowPrecisionFloat(t)
