@@ -58,6 +58,13 @@ LogicalResult GemmOp::verify() {
     return emitOpError("contraction dims differ: ") << ka << " vs " << kb;
   if (getC() && getC().getType() != out)
     return emitOpError("C must have the result type");
+  if (Value bias = getBias()) {
+    auto type = cast<RankedTensorType>(bias.getType());
+    if (type.getNumElements() != out.getShape().back() || type.getElementType() != out.getElementType())
+      return emitOpError("bias must hold N = ") << out.getShape().back() << " elements of the result type";
+  }
+  if (getActivation() != "none" && getActivation() != "relu" && getActivation() != "gelu")
+    return emitOpError("activation must be none, relu or gelu, got '") << getActivation() << "'";
   return success();
 }
 

@@ -38,19 +38,25 @@ def Exec_LaunchOp : Exec_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInt
   }];
 }
 
-def Exec_GemmOp : Exec_Op<"gemm", [Pure]> {
-  let summary = "Batched GEMM library call: alpha * op(A) op(B) + beta * C";
+def Exec_GemmOp : Exec_Op<"gemm", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Batched GEMM library call: act(alpha * op(A) op(B) + beta * C + bias)";
   let description = [{
     Row-major f32 matrices, batched over the leading dims of the result;
     operands with fewer batch dims are broadcast. `c` (optional) is the
     accumulator the result starts from (it must have the result's type).
+    `bias` (optional) is a vector of N elements added to every row, and
+    `activation` ("none", "relu", "gelu" with erf) is applied last: the
+    epilogue the BLAS/cuBLASLt call computes (module ABI GEMM args[3] and
+    activation iparam), so bias and activation need no kernel of their own.
   }];
   let arguments = (ins AnyRankedTensor:$a, AnyRankedTensor:$b,
-                       Optional<AnyRankedTensor>:$c, BoolAttr:$trans_a,
-                       BoolAttr:$trans_b, F64Attr:$alpha, F64Attr:$beta,
-                       StrAttr:$nodes);
+                       Optional<AnyRankedTensor>:$c, Optional<AnyRankedTensor>:$bias,
+                       BoolAttr:$trans_a, BoolAttr:$trans_b, F64Attr:$alpha, F64Attr:$beta,
+                       StrAttr:$nodes, DefaultValuedAttr<StrAttr, "\"none\"">:$activation);
   let results = (outs AnyRankedTensor:$output);
-  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $a `,` $b (`acc` $c^)? (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 

@@ -304,7 +304,9 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     return result;
 
   if (auto err = timed("exec", [&] {
-        return withDiagnostics(context, "code generation", [&] { return lowerNNToExec(module, options.lowering); });
+        LoweringOptions lowering = options.lowering;
+        lowering.gemmGeluEpilogue = !options.targets.cudaArchs.empty();
+        return withDiagnostics(context, "code generation", [&] { return lowerNNToExec(module, lowering); });
       }))
     return std::move(err);
   if (auto err = withDiagnostics(context, "exec verification", [&] { return mlir::verify(module); }))

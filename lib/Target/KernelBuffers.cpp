@@ -23,7 +23,10 @@ constexpr const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries=1 "
     "function-boundary-type-conversion=identity-layout-map},"
     "drop-equivalent-buffer-results";
-constexpr const char *kLoopsPipeline = "func.func(convert-linalg-to-parallel-loops)";
+/// Row kernels (layer norm, softmax, attention) are one scf.forall over rows:
+/// as scf.parallel it is the nest the CPU splits and the GPU maps to threads.
+constexpr const char *kLoopsPipeline =
+    "func.func(convert-linalg-to-parallel-loops,scf-forall-to-parallel)";
 
 /// Turns each statically shaped allocation at the top of a kernel into a new
 /// trailing argument, so temporaries live in the arena instead of being

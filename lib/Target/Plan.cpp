@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include "nncc/module_abi.h"
@@ -279,21 +280,22 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
         return t.getNumElements() == matrix ? 0 : matrix;
       };
       int64_t lda = a.getShape().back(), ldb = b.getShape().back();
-      step.iparams = {batch, m, n, k, gemm.getTransA(), gemm.getTransB(), lda, ldb, n,
-                      batchStride(a), batchStride(b), m * n};
-      step.fparams = {gemm.getAlpha().convertToDouble(), gemm.getBeta().convertToDouble()};
-      // The optional dtype_a, dtype_b, dtype_c, allow_tf32 iparams (ABI v2),
-      // written only when they differ from the f32 defaults.
+      // dtype_a, dtype_b, dtype_c (the operands' element types), allow_tf32
+      // (--precision=tf32), activation (module_abi.h).
       auto dtA = dtypeOf(a), dtB = dtypeOf(b), dtC = dtypeOf(c);
       if (!dtA || !dtB || !dtC)
         return llvm::joinErrors(llvm::joinErrors(dtA.takeError(), dtB.takeError()), dtC.takeError());
-      if (*dtA != NNCC_DTYPE_F32 || *dtB != NNCC_DTYPE_F32 || *dtC != NNCC_DTYPE_F32 ||
-          options_.allowTf32)
-        step.iparams.insert(step.iparams.end(), {*dtA, *dtB, *dtC, options_.allowTf32 ? 1 : 0});
+      int64_t activation = llvm::StringSwitch<int64_t>(gemm.getActivation()).Case("relu", 1).Case("gelu", 2).Default(0);
+      step.iparams = {batch, m, n, k, gemm.getTransA(), gemm.getTransB(), lda, ldb, n,
+                      batchStride(a), batchStride(b), m * n,
+                      *dtA, *dtB, *dtC, options_.allowTf32 ? 1 : 0, activation};
+      step.fparams = {gemm.getAlpha().convertToDouble(), gemm.getBeta().convertToDouble()};
     }
     if (auto gemm = dyn_cast<exec::GemmOp>(op)) {
       // GEMM accumulates into its output: a C operand is copied there first.
       step.args = {ref(gemm.getA()), ref(gemm.getB()), ref(gemm.getOutput())};
+      if (gemm.getBias())
+        step.args.push_back(ref(gemm.getBias()));
       if (gemm.getC()) {
         PlanStep copy;
         copy.kind = NNCC_STEP_COPY;

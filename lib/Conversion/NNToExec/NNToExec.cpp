@@ -216,7 +216,7 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
   }
   Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({m, ckk}, f32), conv.getWeight());
   auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, m, p}, f32), weights, col,
-                                   Value(), false, false, APFloat(1.0), APFloat(0.0),
+                                   Value(), Value(), false, false, APFloat(1.0), APFloat(0.0),
                                    nodeNames(loc));
   Value result = exec::ViewOp::create(b, loc, out, gemm.getResult());
   if (Value bias = conv.getBias()) {
@@ -245,6 +245,17 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
   return success();
 }
 
+/// True when `mm` runs as a GEMM library call (f32, batch dims the call can
+/// stride through).
+bool isLibraryMatMul(nn::MatMulOp mm) {
+  auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
+  auto out = cast<RankedTensorType>(mm.getType());
+  return isF32(mm.getLhs()) && isF32(mm.getRhs()) && lhs.getRank() >= 2 && rhs.getRank() >= 2 &&
+         out.hasStaticShape() && out.getNumElements() > 0 && lhs.getShape().back() != 0 &&
+         gemmBatchCompatible(lhs, out) && gemmBatchCompatible(rhs, out);
+}
+
 /// f32 matrix products become GEMM library calls; Gemm's C is broadcast to
 /// the result first (by an outlined expand kernel) and accumulated with beta.
 LogicalResult lowerToGemm(Operation *op, ModuleOp module, int &counter, bool &lowered) {
@@ -253,15 +264,10 @@ LogicalResult lowerToGemm(Operation *op, ModuleOp module, int &counter, bool &lo
     return lowerConvToGemm(conv, module, counter, lowered);
   OpBuilder b(op);
   if (auto mm = dyn_cast<nn::MatMulOp>(op)) {
-    auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
-    auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
-    auto out = cast<RankedTensorType>(mm.getType());
-    if (!isF32(mm.getLhs()) || !isF32(mm.getRhs()) || lhs.getRank() < 2 || rhs.getRank() < 2 ||
-        out.getNumElements() == 0 || lhs.getShape().back() == 0 ||
-        !gemmBatchCompatible(lhs, out) || !gemmBatchCompatible(rhs, out))
+    if (!isLibraryMatMul(mm))
       return success();
-    auto gemm = exec::GemmOp::create(b, op->getLoc(), out, mm.getLhs(), mm.getRhs(), Value(),
-                                     false, false, APFloat(1.0), APFloat(0.0),
+    auto gemm = exec::GemmOp::create(b, op->getLoc(), mm.getType(), mm.getLhs(), mm.getRhs(), Value(),
+                                     Value(), false, false, APFloat(1.0), APFloat(0.0),
                                      nodeNames(op->getLoc()));
     op->replaceAllUsesWith(gemm->getResults());
     op->erase();
@@ -286,7 +292,7 @@ LogicalResult lowerToGemm(Operation *op, ModuleOp module, int &counter, bool &lo
   }
   if (beta == 0.0)
     c = Value();
-  auto gemm = exec::GemmOp::create(b, op->getLoc(), out, g.getA(), g.getB(), c, g.getTransA(),
+  auto gemm = exec::GemmOp::create(b, op->getLoc(), out, g.getA(), g.getB(), c, Value(), g.getTransA(),
                                    g.getTransB(), APFloat(g.getAlpha().convertToDouble()),
                                    APFloat(c ? beta : 0.0), nodeNames(op->getLoc()));
   op->replaceAllUsesWith(gemm->getResults());
@@ -406,6 +412,87 @@ void splitConvBias(func::FuncOp func) {
     Value sum = nn::AddOp::create(b, conv.getLoc(), type, bare.getResult(), bias);
     conv.getResult().replaceAllUsesWith(sum);
     conv.erase();
+  }
+}
+
+/// True when `v` holds one value per column of `result` (shape [.., 1, N]).
+bool isColumnVector(Value v, RankedTensorType result) {
+  auto type = cast<RankedTensorType>(v.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  return type.hasStaticShape() && type.getElementType() == result.getElementType() && !shape.empty() &&
+         shape.back() == result.getShape().back() && type.getNumElements() == shape.back() &&
+         shape.size() <= (size_t)result.getRank();
+}
+
+/// The activation the GEMM epilogue applies for `op` ("relu", "gelu"), or "".
+StringRef epilogueActivation(Operation *op, const LoweringOptions &options) {
+  if (isa<nn::ReluOp>(op))
+    return "relu";
+  if (auto gelu = dyn_cast<nn::GeluOp>(op); gelu && gelu.getApproximate() == "none" && options.gemmGeluEpilogue)
+    return "gelu";
+  return "";
+}
+
+/// Bias vectors and activations after f32 MatMul/Gemm ride on the GEMM call
+/// (the library epilogue: module ABI args[3] and the activation iparam):
+/// matmul → add(column vector) [→ relu | erf-gelu] becomes one exec.gemm, and
+/// a Gemm's column-vector C (beta 1) becomes its bias, so neither a bias
+/// kernel nor the broadcast of C and its copy step remain.
+void fuseGemmEpilogues(func::FuncOp func, const LoweringOptions &options) {
+  SmallVector<Operation *> products;
+  func.walk([&](Operation *op) {
+    if (isa<nn::MatMulOp, nn::GemmOp>(op))
+      products.push_back(op);
+  });
+  for (Operation *op : products) {
+    auto out = cast<RankedTensorType>(op->getResult(0).getType());
+    Value a, b, bias;
+    bool transA = false, transB = false;
+    double alpha = 1;
+    SmallVector<Operation *> chain{op};
+    if (auto mm = dyn_cast<nn::MatMulOp>(op)) {
+      if (!isLibraryMatMul(mm) || !mm->hasOneUse())
+        continue;
+      auto add = dyn_cast<nn::AddOp>(*mm->getUsers().begin());
+      if (!add || add.getType() != out)
+        continue;
+      bias = add.getLhs() == mm.getResult() ? add.getRhs() : add.getLhs();
+      if (bias == mm.getResult() || !isColumnVector(bias, out))
+        continue;
+      a = mm.getLhs();
+      b = mm.getRhs();
+      chain.push_back(add);
+    } else {
+      auto g = cast<nn::GemmOp>(op);
+      if (!g.getC() || !isF32(g.getA()) || !isF32(g.getB()) || g.getBeta().convertToDouble() != 1.0 ||
+          !out.hasStaticShape() || out.getNumElements() == 0 || !isColumnVector(g.getC(), out))
+        continue;
+      a = g.getA();
+      b = g.getB();
+      bias = g.getC();
+      transA = g.getTransA();
+      transB = g.getTransB();
+      alpha = g.getAlpha().convertToDouble();
+    }
+    StringRef activation = "none";
+    Operation *last = chain.back();
+    if (last->hasOneUse()) {
+      Operation *user = *last->getUsers().begin();
+      if (StringRef act = epilogueActivation(user, options); !act.empty() && user->getResult(0).getType() == out) {
+        activation = act;
+        chain.push_back(user);
+      }
+    }
+    SmallVector<Location> locs;
+    for (Operation *c : chain)
+      locs.push_back(c->getLoc());
+    Location loc = FusedLoc::get(op->getContext(), locs);
+    OpBuilder builder(chain.back());
+    auto gemm = exec::GemmOp::create(builder, loc, out, a, b, Value(), bias, transA, transB, APFloat(alpha),
+                                     APFloat(0.0), nodeNames(loc), activation);
+    chain.back()->getResult(0).replaceAllUsesWith(gemm.getResult());
+    for (Operation *c : llvm::reverse(chain))
+      c->erase();
   }
 }
 
@@ -556,8 +643,10 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
       entries.push_back(func);
   for (auto func : entries) {
     computeLowPrecisionInF32(func);
-    if (options.fuse)
+    if (options.fuse) {
       splitConvBias(func);
+      fuseGemmEpilogues(func, options);
+    }
     if ((options.fuse && failed(fuseRowKernels(func, module, counter))) ||
         (options.fuse && failed(fuseElementwise(func, module, counter))) ||
         failed(lowerFunction(func, module, counter)))

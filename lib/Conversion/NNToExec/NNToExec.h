@@ -12,6 +12,9 @@ namespace nncc {
 struct LoweringOptions {
   /// Fuse chains and DAGs of elementwise/broadcast ops into single kernels.
   bool fuse = true;
+  /// Apply GELU in the GEMM's library epilogue (cuBLASLt's is fused; the CPU
+  /// runtime's is a scalar pass over C, slower than a generated kernel).
+  bool gemmGeluEpilogue = true;
 };
 
 mlir::LogicalResult lowerNNToExec(mlir::ModuleOp module, const LoweringOptions &options = {});

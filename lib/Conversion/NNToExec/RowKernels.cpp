@@ -11,6 +11,7 @@
 #include "dialects/NN/NNOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
 
@@ -35,10 +36,48 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear, ArrayRe
 }
 
 Value linearize(OpBuilder &b, Location loc, ArrayRef<Value> index, ArrayRef<int64_t> shape) {
-  Value linear = indexConstant(b, loc, 0);
-  for (auto [i, size] : llvm::zip(index, shape))
+  if (index.empty())
+    return indexConstant(b, loc, 0);
+  Value linear = index.front();
+  for (auto [i, size] : llvm::zip(index.drop_front(), shape.drop_front()))
     linear = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, linear, indexConstant(b, loc, size)), i);
   return linear;
+}
+
+/// The index into `source` of element `index` of its reshape to `shape`.
+/// Reshapes that only split or only merge dims map each group of dims on its
+/// own, so a split of the last dim keeps unit-stride reads unit-stride (and
+/// vectorizable); others go through the linear index.
+SmallVector<Value> reshapeIndex(OpBuilder &b, Location loc, ArrayRef<Value> index, ArrayRef<int64_t> shape,
+                                ArrayRef<int64_t> source) {
+  auto typeOf = [&](ArrayRef<int64_t> s) { return RankedTensorType::get(s, b.getF32Type()); };
+  if (shape.size() > source.size()) {
+    if (auto groups = getReassociationIndicesForReshape(typeOf(shape), typeOf(source))) {
+      SmallVector<Value> out;
+      for (const ReassociationIndices &group : *groups) {
+        SmallVector<Value> part;
+        SmallVector<int64_t> sizes;
+        for (int64_t d : group) {
+          part.push_back(index[d]);
+          sizes.push_back(shape[d]);
+        }
+        out.push_back(linearize(b, loc, part, sizes));
+      }
+      return out;
+    }
+  } else if (shape.size() < source.size()) {
+    if (auto groups = getReassociationIndicesForReshape(typeOf(source), typeOf(shape))) {
+      SmallVector<Value> out;
+      for (auto [k, group] : llvm::enumerate(*groups)) {
+        SmallVector<int64_t> sizes;
+        for (int64_t d : group)
+          sizes.push_back(source[d]);
+        llvm::append_range(out, delinearize(b, loc, index[k], sizes));
+      }
+      return out;
+    }
+  }
+  return delinearize(b, loc, linearize(b, loc, index, shape), source);
 }
 
 /// The index of an operand of `shape` under numpy broadcasting to `index`.
@@ -217,9 +256,9 @@ Value buildSoftmax(OpBuilder &b, Operation *op, const ElementReader &reader, Val
   });
 }
 
-/// attention, one (batch..., query) row at a time with an online softmax over
-/// the keys: a running maximum m and sum l rescale the output row, which
-/// accumulates p * v in place; no score matrix exists.
+/// attention, one (batch..., query) row at a time, streaming over the keys:
+/// the scores are recomputed from q and k in each pass and the output row
+/// accumulates p * v in place, so no score matrix (not even a row) exists.
 Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &reader, Value init,
                      ArrayRef<int64_t> outPerm) {
   Location loc = op.getLoc();
@@ -244,33 +283,43 @@ Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &read
       index.append({i, j});
       return index;
     };
-    Value zeroRow = fill(rb, l, outRow, scalarConstant(rb, l, t, 0));
-    SmallVector<Value> inits{lowestValue(rb, l, t, false), scalarConstant(rb, l, t, 0), zeroRow};
-    auto final = forLoop(rb, l, keys, inits, [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
+    // The scaled (and masked) score of key j, recomputed per pass.
+    auto score = [&](OpBuilder &nb, Location il, Value j) -> Value {
       Value dot = forLoop(nb, il, depth, scalarConstant(nb, il, t, 0),
                           [&](OpBuilder &db, Location dl, Value d, ValueRange acc) -> SmallVector<Value> {
                             Value qd = reader.read(db, dl, op.getQ(), at(batch, query, d));
                             Value kd = reader.read(db, dl, op.getK(), at(batch, j, d));
-                            return {arith::AddFOp::create(db, dl, acc[0], arith::MulFOp::create(db, dl, qd, kd))};
+                            // Reassociable, so the dot product vectorizes.
+                            auto fast = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+                            return {arith::AddFOp::create(db, dl, acc[0], arith::MulFOp::create(db, dl, qd, kd, fast),
+                                                          fast)};
                           })[0];
       Value s = arith::MulFOp::create(nb, il, dot, scalarConstant(nb, il, t, scale));
       if (Value mask = op.getMask())
         s = arith::AddFOp::create(nb, il, s,
                                   reader.read(nb, il, mask, broadcastIndex(nb, il, at(batch, query, j), shapeOf(mask))));
-      Value m = carried[0], sum = carried[1];
-      Value mNew = arith::MaximumFOp::create(nb, il, m, s);
-      Value correction = math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, m, mNew));
-      Value p = math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, s, mNew));
-      Value sumNew = arith::AddFOp::create(nb, il, arith::MulFOp::create(nb, il, sum, correction), p);
-      Value acc = writeRow(nb, il, carried[2], [&](OpBuilder &eb, Location el, ArrayRef<Value> e, Value old) -> Value {
+      return s;
+    };
+    // Pass 1: the row maximum. Pass 2: p = exp(s - max) summed and p * v
+    // accumulated; the exps do not depend on each other (a running-max
+    // rescale would chain them), so they pipeline.
+    Value max = forLoop(rb, l, keys, lowestValue(rb, l, t, false),
+                        [&](OpBuilder &nb, Location il, Value j, ValueRange m) -> SmallVector<Value> {
+                          return {arith::MaximumFOp::create(nb, il, m[0], score(nb, il, j))};
+                        })[0];
+    Value zeroRow = fill(rb, l, outRow, scalarConstant(rb, l, t, 0));
+    auto final = forLoop(rb, l, keys, {scalarConstant(rb, l, t, 0), zeroRow},
+                         [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
+      Value p = math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, score(nb, il, j), max));
+      Value sum = arith::AddFOp::create(nb, il, carried[0], p);
+      Value acc = writeRow(nb, il, carried[1], [&](OpBuilder &eb, Location el, ArrayRef<Value> e, Value old) -> Value {
         Value ve = reader.read(eb, el, op.getV(), at(batch, j, e[0]));
-        return arith::AddFOp::create(eb, el, arith::MulFOp::create(eb, el, old, correction),
-                                     arith::MulFOp::create(eb, el, p, ve));
+        return arith::AddFOp::create(eb, el, old, arith::MulFOp::create(eb, el, p, ve));
       });
-      return {mNew, sumNew, acc};
+      return {sum, acc};
     });
-    return writeRow(rb, l, final[2], [&](OpBuilder &nb, Location il, ArrayRef<Value>, Value old) -> Value {
-      return arith::DivFOp::create(nb, il, old, final[1]);
+    return writeRow(rb, l, final[1], [&](OpBuilder &nb, Location il, ArrayRef<Value>, Value old) -> Value {
+      return arith::DivFOp::create(nb, il, old, final[0]);
     });
   });
 }
@@ -295,8 +344,7 @@ Value ElementReader::read(OpBuilder &b, Location loc, Value v, ArrayRef<Value> i
     while (source.getDefiningOp() && inlined.contains(source.getDefiningOp()) &&
            isReshapeLike(source.getDefiningOp()))
       source = source.getDefiningOp()->getOperand(0);
-    Value linear = linearize(b, loc, index, shapeOf(v));
-    return read(b, loc, source, delinearize(b, loc, linear, shapeOf(source)));
+    return read(b, loc, source, reshapeIndex(b, loc, index, shapeOf(v), shapeOf(source)));
   }
   SmallVector<Value> scalars;
   for (Value operand : def->getOperands())
