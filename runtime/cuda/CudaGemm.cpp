@@ -67,25 +67,7 @@ Status CudaGemm::create(const CublasLt &lt, cublasLtHandle_t handle, const nncc_
     NNCC_RETURN_IF_ERROR(setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &biasHint, sizeof(biasHint)));
   }
 
-  // Column-major views of the row-major operands.
-  auto layout = [&](cublasLtMatrixLayout_t *l, int32_t dtype, int64_t rows, int64_t cols,
-                    int64_t ld, int64_t stride) -> Status {
-    NNCC_LT_CALL(lt, where, cublasLtMatrixLayoutCreate, l, cudaType(dtype),
-                 static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld);
-    if (g.batch > 1) {
-      int32_t count = static_cast<int32_t>(g.batch);
-      NNCC_LT_CALL(lt, where, cublasLtMatrixLayoutSetAttribute, *l,
-                   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
-      NNCC_LT_CALL(lt, where, cublasLtMatrixLayoutSetAttribute, *l,
-                   CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
-    }
-    return Status::ok();
-  };
-  NNCC_RETURN_IF_ERROR(layout(&G.layoutA_, g.dtypeB, g.transB ? g.k : g.n,
-                              g.transB ? g.n : g.k, g.ldb, g.strideB));
-  NNCC_RETURN_IF_ERROR(layout(&G.layoutB_, g.dtypeA, g.transA ? g.m : g.k,
-                              g.transA ? g.k : g.m, g.lda, g.strideA));
-  NNCC_RETURN_IF_ERROR(layout(&G.layoutC_, g.dtypeC, g.n, g.m, g.ldc, g.strideC));
+  NNCC_RETURN_IF_ERROR(G.makeLayouts(g.batch > 1));
 
   cublasLtMatmulPreference_t pref = nullptr;
   NNCC_LT_CALL(lt, where, cublasLtMatmulPreferenceCreate, &pref);
@@ -109,8 +91,24 @@ Status CudaGemm::create(const CublasLt &lt, cublasLtHandle_t handle, const nncc_
   }
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  NNCC_LT_CALL(lt, where, cublasLtMatmulAlgoGetHeuristic, handle, G.desc_, G.layoutA_,
-               G.layoutB_, G.layoutC_, G.layoutC_, pref, 1, &result, &found);
+  auto query = [&]() -> Status {
+    found = 0;
+    cublasStatus_t st = lt.sym().cublasLtMatmulAlgoGetHeuristic(
+        handle, G.desc_, G.layoutA_, G.layoutB_, G.layoutC_, G.layoutC_, pref, 1, &result, &found);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED)
+      found = 0; // no algorithm: the same answer as found == 0
+    else
+      NNCC_RETURN_IF_ERROR(lt.check(st, "cublasLtMatmulAlgoGetHeuristic", where));
+    return Status::ok();
+  };
+  NNCC_RETURN_IF_ERROR(query());
+  // A batch cuBLASLt has no batched algorithm for (e.g. a broadcast operand
+  // of stride 0) runs as `batch` single products, one call each.
+  if (found == 0 && g.batch > 1) {
+    NNCC_RETURN_IF_ERROR(G.makeLayouts(false));
+    NNCC_RETURN_IF_ERROR(query());
+    G.perBatch_ = found > 0;
+  }
   if (found == 0)
     return error(NNCC_ERROR_UNSUPPORTED,
                  format("%s: cuBLASLt has no algorithm for this GEMM (%s x %s -> %s, batch %lld, "
@@ -123,14 +121,41 @@ Status CudaGemm::create(const CublasLt &lt, cublasLtHandle_t handle, const nncc_
   return Status::ok();
 }
 
+Status CudaGemm::makeLayouts(bool batched) {
+  destroyLayouts();
+  const GemmParams &g = params_;
+  auto layout = [&](cublasLtMatrixLayout_t *l, int32_t dtype, int64_t rows, int64_t cols,
+                    int64_t ld, int64_t stride) -> Status {
+    NNCC_LT_CALL(lt_, where_, cublasLtMatrixLayoutCreate, l, cudaType(dtype),
+                 static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld);
+    if (batched) {
+      int32_t count = static_cast<int32_t>(g.batch);
+      NNCC_LT_CALL(lt_, where_, cublasLtMatrixLayoutSetAttribute, *l,
+                   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
+      NNCC_LT_CALL(lt_, where_, cublasLtMatrixLayoutSetAttribute, *l,
+                   CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
+    }
+    return Status::ok();
+  };
+  // Column-major views of the row-major operands, B and A swapped.
+  NNCC_RETURN_IF_ERROR(layout(&layoutA_, g.dtypeB, g.transB ? g.k : g.n, g.transB ? g.n : g.k,
+                              g.ldb, g.strideB));
+  NNCC_RETURN_IF_ERROR(layout(&layoutB_, g.dtypeA, g.transA ? g.m : g.k, g.transA ? g.k : g.m,
+                              g.lda, g.strideA));
+  return layout(&layoutC_, g.dtypeC, g.n, g.m, g.ldc, g.strideC);
+}
+
+void CudaGemm::destroyLayouts() {
+  for (cublasLtMatrixLayout_t *l : {&layoutA_, &layoutB_, &layoutC_}) {
+    if (*l)
+      lt_.sym().cublasLtMatrixLayoutDestroy(*l);
+    *l = nullptr;
+  }
+}
+
 CudaGemm::~CudaGemm() {
   const CublasLtSymbols &s = lt_.sym();
-  if (layoutA_)
-    s.cublasLtMatrixLayoutDestroy(layoutA_);
-  if (layoutB_)
-    s.cublasLtMatrixLayoutDestroy(layoutB_);
-  if (layoutC_)
-    s.cublasLtMatrixLayoutDestroy(layoutC_);
+  destroyLayouts();
   if (desc_)
     s.cublasLtMatmulDescDestroy(desc_);
 }
@@ -143,11 +168,21 @@ Status CudaGemm::enqueue(const CUdeviceptr *args, CUdeviceptr workspace, CUstrea
     NNCC_LT_CALL(lt_, where_, cublasLtMatmulDescSetAttribute, desc_,
                  CUBLASLT_MATMUL_DESC_BIAS_POINTER, &args[3], sizeof(args[3]));
   auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(static_cast<uintptr_t>(p)); };
-  // alpha and beta are host values (the default pointer mode), read when the
-  // call is enqueued or captured.
-  NNCC_LT_CALL(lt_, where_, cublasLtMatmul, handle_, desc_, &g.alpha, ptr(args[1]), layoutA_,
-               ptr(args[0]), layoutB_, &g.beta, ptr(args[2]), layoutC_, ptr(args[2]), layoutC_,
-               &algo_, ptr(workspace), workspaceBytes_, reinterpret_cast<cudaStream_t>(stream));
+  int64_t calls = perBatch_ ? g.batch : 1;
+  for (int64_t b = 0; b < calls; ++b) {
+    // Per-batch calls step through the batch by hand (bytes of each stride).
+    CUdeviceptr a = args[0] + static_cast<CUdeviceptr>(b * g.strideA * dtypeSize(g.dtypeA));
+    CUdeviceptr bm = args[1] + static_cast<CUdeviceptr>(b * g.strideB * dtypeSize(g.dtypeB));
+    CUdeviceptr c = args[2] + static_cast<CUdeviceptr>(b * g.strideC * dtypeSize(g.dtypeC));
+    // alpha and beta are host values (the default pointer mode), read when
+    // the call is enqueued or captured.
+    cublasStatus_t st = lt_.sym().cublasLtMatmul(
+        handle_, desc_, &g.alpha, ptr(bm), layoutA_, ptr(a), layoutB_, &g.beta, ptr(c), layoutC_,
+        ptr(c), layoutC_, &algo_, ptr(workspace), workspaceBytes_,
+        reinterpret_cast<cudaStream_t>(stream));
+    if (st != CUBLAS_STATUS_SUCCESS)
+      return lt_.check(st, "cublasLtMatmul", where_);
+  }
   return Status::ok();
 }
 

@@ -38,6 +38,9 @@ public:
 
 private:
   CudaGemm(const CublasLt &lt, cublasLtHandle_t handle) : lt_(lt), handle_(handle) {}
+  /// (Re)creates the three layouts, batched (strided) or for one matrix.
+  Status makeLayouts(bool batched);
+  void destroyLayouts();
 
   const CublasLt &lt_;
   cublasLtHandle_t handle_;
@@ -47,6 +50,7 @@ private:
   cublasLtMatrixLayout_t layoutA_ = nullptr, layoutB_ = nullptr, layoutC_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
   size_t workspaceBytes_ = 0;
+  bool perBatch_ = false; // no batched algorithm: one call per batch
 };
 
 } // namespace nncc::rt
