@@ -85,7 +85,7 @@ TEST_P(CudaGemm, MatchesReference) {
   SKIP_WITHOUT_GPU();
   // cuBLASLt's gelu epilogue is the tanh approximation (|diff| < 1e-3 from
   // erf's); tf32 keeps 10 mantissa bits of each operand.
-  checkGemmEntry(FIXTURE_GEMM_VARIANTS_SO, "cuda:0", GetParam(), DeviceTolerance{1e-3, 2e-3});
+  checkGemmEntry(fixturePath(FIXTURE_GEMM_VARIANTS_SO), "cuda:0", GetParam(), DeviceTolerance{1e-3, 2e-3});
 }
 
 INSTANTIATE_TEST_SUITE_P(Entries, CudaGemm, ::testing::ValuesIn(gemmCases()),
@@ -96,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(Entries, CudaGemm, ::testing::ValuesIn(gemmCases()),
 // on new inputs.
 TEST(Cuda, KernelsCopyAndGemmReplayed) {
   SKIP_WITHOUT_GPU();
-  nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
   nncc::Session s(m, nncc::Device::cuda(0));
   EXPECT_EQ(s.device(), "cuda:0");
   int64_t allocated = s.allocatedBytes();
@@ -116,7 +116,7 @@ TEST(Cuda, KernelsCopyAndGemmReplayed) {
 TEST(Cuda, WithoutGraphsStepByStep) {
   SKIP_WITHOUT_GPU();
   setenv("NNCC_CUDA_GRAPHS", "0", 1);
-  nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
   nncc::Session s(m, nncc::Device::cuda(0));
   unsetenv("NNCC_CUDA_GRAPHS");
   std::vector<float> x = makeInput(3);
@@ -127,7 +127,7 @@ TEST(Cuda, WithoutGraphsStepByStep) {
 // host buffers re-captures the graph.
 TEST(Cuda, DevicePointerInputsAndOutputs) {
   SKIP_WITHOUT_GPU();
-  nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
   nncc::Session s(m, nncc::Device::cuda(0)); // makes cuda:0's primary context current
   const char *driver = std::getenv("NNCC_CUDA_DRIVER"); // the host fake, under runtime.hostcuda.*
   void *lib = dlopen(driver && *driver ? driver : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -172,9 +172,11 @@ TEST(Cuda, DevicePointerInputsAndOutputs) {
 // once per run, on device cuda:0.
 TEST(Cuda, ProfilingRecordsEachStep) {
   SKIP_WITHOUT_GPU();
-  std::string path = std::string(TEST_TMP_ROOT) + "/cuda_profile.json";
+  // NNCC_TEST_TMP_DIR: a writable folder on a machine without the build tree.
+  const char *tmp = std::getenv("NNCC_TEST_TMP_DIR");
+  std::string path = std::string(tmp && *tmp ? tmp : TEST_TMP_ROOT) + "/cuda_profile.json";
   {
-    nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+    nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
     nncc::Session s(m, nncc::Device::cuda(0), {0, path});
     for (int seed = 0; seed < 3; ++seed) {
       std::vector<float> x = makeInput(seed);
@@ -196,7 +198,7 @@ TEST(Cuda, ProfilingRecordsEachStep) {
 
 TEST(Cuda, ErrorsNameTheDeviceAndKernel) {
   SKIP_WITHOUT_GPU();
-  nncc::Module cpuOnly = nncc::Module::load(FIXTURE_OK_SO);
+  nncc::Module cpuOnly = nncc::Module::load(fixturePath(FIXTURE_OK_SO));
   try {
     nncc::Session s(cpuOnly, nncc::Device::cuda(0));
     FAIL() << "a module without GPU code opened on cuda:0";
@@ -204,7 +206,7 @@ TEST(Cuda, ErrorsNameTheDeviceAndKernel) {
     EXPECT_EQ(e.status(), NNCC_ERROR_UNAVAILABLE);
     EXPECT_THAT(e.what(), HasSubstr("kernel 'add_relu' has no GPU code"));
   }
-  nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
   try {
     nncc::Session s(m, nncc::Device::cuda(99));
     FAIL() << "cuda:99 opened";

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace nncc::test {
@@ -81,6 +82,14 @@ double halfUlp(int32_t dtype, double v) {
 }
 
 } // namespace
+
+std::string fixturePath(const char *built) {
+  const char *dir = std::getenv("NNCC_TEST_FIXTURE_DIR");
+  if (!dir || !*dir)
+    return built;
+  std::string path = built;
+  return std::string(dir) + path.substr(path.rfind('/'));
+}
 
 const std::vector<GemmCase> &gemmCases() {
   static const std::vector<GemmCase> cases = {

@@ -27,6 +27,10 @@ struct GemmCase {
   double alpha, beta;
 };
 
+/// A fixture module's path: as built, or in NNCC_TEST_FIXTURE_DIR when set
+/// (scripts/gpu-check.sh carries the fixtures to a GPU machine).
+std::string fixturePath(const char *built);
+
 /// GoogleTest prints a case by its entry name.
 inline void PrintTo(const GemmCase &c, std::ostream *os) { *os << c.entry; }
 

@@ -1,0 +1,125 @@
+#!/bin/bash
+# The GPU machine check, in two halves.
+#
+#   scripts/gpu-check.sh pack [--build B] [--nncc NNCC] [--max-mib N] BUNDLE
+#       here (the build machine): copies the runtime, nncc-run, nncc-info, the
+#       GPU unit tests and their fixtures into BUNDLE, and with --nncc compiles
+#       the ONNX backend tests of test/backend/cpu_passing.txt for
+#       cpu,cuda:sm_90 with their inputs and expected outputs, smallest first,
+#       until the bundle reaches --max-mib (default 56: at most 64 MiB travel).
+#   scripts/gpu-check.sh run BUNDLE
+#       there (one H200, the NVIDIA driver and CUDA 13, no Debian packages):
+#       1. every binary's dependencies resolve (ldd: nothing "not found"),
+#       2. nncc-info (text and --json),
+#       3. the GPU unit tests (runtime_cuda_tests: cuBLASLt GEMMs, PTX kernels,
+#          graphs, device pointers, profiling on cuda:0),
+#       4. every carried model on cuda:0 against its expected outputs.
+#       Results go to $OUT (default BUNDLE/results): summary.txt, info.txt,
+#       info.json, gpu_tests.xml/.txt, models.txt (one line per model), logs/.
+#       Exit status 0 when everything passed.
+#
+# With the device tool: pack into build-rt/gpu-bundle, then
+#   run(command="scripts/gpu-check.sh run build-rt/gpu-bundle", carry=["build-rt/gpu-bundle"])
+set -u -o pipefail
+
+die() { echo "gpu-check: error: $*" >&2; exit 1; }
+
+pack() {
+  local build=build-rt nncc="" max_mib=56 bundle=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --build) build=$2; shift 2 ;;
+      --nncc) nncc=$2; shift 2 ;;
+      --max-mib) max_mib=$2; shift 2 ;;
+      -*) die "unknown option '$1'" ;;
+      *) bundle=$1; shift ;;
+    esac
+  done
+  [ -n "$bundle" ] || die "pack needs a bundle folder"
+  local fixtures=$build/test/unit/runtime/fixtures
+  for f in "$build/lib/libnncc_runtime.so.0" "$build/bin/nncc-run" "$build/bin/nncc-info" \
+           "$build/test/unit/runtime/runtime_cuda_tests" "$fixtures/gpu_kernel_ok.so"; do
+    [ -e "$f" ] || die "$f is missing: ninja -C $build nncc-run nncc-info runtime_cuda_tests"
+  done
+  rm -rf "$bundle"
+  mkdir -p "$bundle/lib" "$bundle/bin" "$bundle/fixtures" "$bundle/models"
+  cp -L "$build/lib/libnncc_runtime.so.0" "$bundle/lib/"
+  cp "$build/bin/nncc-run" "$build/bin/nncc-info" "$build/test/unit/runtime/runtime_cuda_tests" \
+     "$bundle/bin/"
+  cp "$fixtures"/gemm_variants.so "$fixtures"/gpu_kernel_ok.so "$fixtures"/relu_gemm_ok.so \
+     "$bundle/fixtures/"
+  cp "$0" "$bundle/gpu-check.sh"
+  if [ -n "$nncc" ]; then
+    local used budget
+    used=$(du -sb "$bundle" | cut -f1)
+    budget=$(( max_mib * 1024 * 1024 - used ))
+    /usr/bin/python3 "$(dirname "$0")/gpu_pack_models.py" --nncc "$nncc" \
+      --pass-list "$(dirname "$0")/../test/backend/cpu_passing.txt" \
+      --out "$bundle/models" --budget-bytes "$budget" || die "packing models failed"
+  fi
+  echo "gpu-check: bundle $bundle: $(du -sh "$bundle" | cut -f1)," \
+       "$(find "$bundle/models" -name model.so | wc -l) models"
+}
+
+run() {
+  local bundle=${1:-}
+  [ -d "$bundle" ] || die "run needs the bundle folder made by 'pack'"
+  bundle=$(cd "$bundle" && pwd)
+  local out=${OUT:-$bundle/results}
+  mkdir -p "$out/logs"
+  export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  local summary=$out/summary.txt status=0
+  : > "$summary"
+  note() { echo "$*" | tee -a "$summary"; }
+
+  # 1. Dependencies: the runtime loads CUDA itself; nothing else may be missing.
+  local missing=0
+  for f in "$bundle"/lib/*.so* "$bundle"/bin/* "$bundle"/fixtures/*.so; do
+    if ldd "$f" 2>&1 | grep -q "not found"; then
+      note "ldd: $f: $(ldd "$f" | grep 'not found' | tr -s ' \t' ' ' | tr '\n' ';')"
+      missing=1
+    fi
+  done
+  [ $missing = 0 ] && note "ldd: every dependency resolves" || status=1
+
+  # 2. What the runtime finds.
+  "$bundle/bin/nncc-info" > "$out/info.txt" 2>&1 || status=1
+  "$bundle/bin/nncc-info" --json > "$out/info.json" 2>&1 || status=1
+  note "nncc-info: $(grep -E '^  (driver|cuBLASLt|cuda:0|not available)' "$out/info.txt" | tr -s ' ' | tr '\n' ';')"
+
+  # 3. GPU unit tests.
+  NNCC_TEST_FIXTURE_DIR="$bundle/fixtures" NNCC_TEST_TMP_DIR="$out/logs" \
+    timeout 300 "$bundle/bin/runtime_cuda_tests" --gtest_output="xml:$out/gpu_tests.xml" \
+    > "$out/gpu_tests.txt" 2>&1
+  local rc=$?
+  note "GPU unit tests (exit $rc): $(grep -E '^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]' "$out/gpu_tests.txt" | tr '\n' ' ')"
+  [ $rc = 0 ] || status=1
+  grep -q '^\[  SKIPPED \] [0-9]' "$out/gpu_tests.txt" && status=1 # a GPU machine skips nothing
+
+  # 4. Compiled backend models on cuda:0, 8 at a time (one process each).
+  local models
+  models=$(find "$bundle/models" -mindepth 1 -maxdepth 1 -type d | sort)
+  if [ -n "$models" ]; then
+    echo "$models" | xargs -P 8 -I{} sh -c '
+      d={}; name=$(basename "$d")
+      if timeout 60 "$0" "$d/model.so" --device cuda:0 --input-dir "$d/input" \
+           --compare "$d/expected" > "$1/logs/$name.txt" 2>&1
+      then echo "pass $name"; else echo "FAIL $name: $(tail -1 "$1/logs/$name.txt")"; fi
+    ' "$bundle/bin/nncc-run" "$out" | sort -k2 > "$out/models.txt"
+    local passed failed
+    passed=$(grep -c '^pass ' "$out/models.txt")
+    failed=$(grep -c '^FAIL ' "$out/models.txt")
+    note "models on cuda:0: $passed passed, $failed failed (models.txt, logs/)"
+    [ "$failed" = 0 ] || status=1
+  else
+    note "models on cuda:0: none carried (pack with --nncc)"
+  fi
+  note "gpu-check: $([ $status = 0 ] && echo PASSED || echo FAILED)"
+  return $status
+}
+
+case "${1:-}" in
+  pack) shift; pack "$@" ;;
+  run) shift; run "$@" ;;
+  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+esac
