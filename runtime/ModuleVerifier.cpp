@@ -163,6 +163,10 @@ Status Module::verify() {
     NNCC_RETURN_IF_ERROR(verifyKernel(k, m.kernels[k]));
   if (!validCount(m.num_gpu_images, m.gpu_images))
     return invalid("invalid GPU image table");
+  for (int32_t k = 0; k < m.num_kernels; ++k)
+    if (m.kernels[k].num_gpu_launches > 0 && m.num_gpu_images == 0)
+      return invalid(format("kernel '%s' has GPU launches but the module has no GPU image",
+                            m.kernels[k].name));
   for (int32_t i = 0; i < m.num_gpu_images; ++i)
     NNCC_RETURN_IF_ERROR(verifyGpuImage(i, m.gpu_images[i]));
   for (int32_t w = 0; w < m.num_weights; ++w) {

@@ -30,6 +30,8 @@ TEST(Verifier, RejectsBadGpuLaunches) {
 TEST(Verifier, RejectsBadGpuImages) {
   EXPECT_THAT(loadError(FIXTURE_GPU_NO_PTX_SO), HasSubstr("GPU image 0 (sm_80) has no PTX"));
   EXPECT_THAT(loadError(FIXTURE_GPU_NO_ARCH_SO), HasSubstr("GPU image 0 has no architecture"));
+  EXPECT_THAT(loadError(FIXTURE_GPU_NO_IMAGES_SO),
+              HasSubstr("kernel 'add_w_twice' has GPU launches but the module has no GPU image"));
 }
 
 TEST(Verifier, RejectsBadGemmOptions) {
