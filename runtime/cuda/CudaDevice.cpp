@@ -6,6 +6,7 @@
 #include "CudaModule.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -46,6 +47,7 @@ struct EntryPlan {
   std::vector<StepPlan> steps;
   std::vector<int64_t> staging; // arena offset of each input's, then output's, staging copy
   int64_t runs = 0;                 // the first runs eagerly; the graph is captured on the second
+  bool graphless = false;           // capture failed once: always eager
   CUgraphExec graph = nullptr;
   std::vector<CUdeviceptr> graphIo; // input/output addresses the graph was captured with
   std::vector<CUevent> events;      // profiling: one before each step and one after the last
@@ -330,16 +332,27 @@ Status CudaSession::launchGraph(int32_t e) {
   if (!plan.graph || !std::equal(io_.begin(), io_.begin() + io, plan.graphIo.begin())) {
     const CudaSymbols &cu = driver_.sym();
     std::string where = where_ + format(": capturing entry '%s'", module_.entry(e).name);
-    NNCC_CU_CALL(driver_, where, cuStreamBeginCapture, stream_,
-                 CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-    Status enqueued = enqueueSteps(e);
+    Status began = driver_.check(
+        cu.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+        "cuStreamBeginCapture", where);
+    Status enqueued = began.isOk() ? enqueueSteps(e) : Status::ok();
     CUgraph graph = nullptr;
-    Status ended = driver_.check(cu.cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture",
-                                 where);
-    if (!enqueued.isOk() || !ended.isOk()) {
+    Status ended = began.isOk() ? driver_.check(cu.cuStreamEndCapture(stream_, &graph),
+                                                "cuStreamEndCapture", where)
+                                : Status::ok();
+    if (!began.isOk() || !enqueued.isOk() || !ended.isOk()) {
       if (graph)
         cu.cuGraphDestroy(graph);
-      return enqueued.isOk() ? ended : enqueued;
+      // The stream is out of capture mode again. A plan that cannot be
+      // captured still runs: eagerly, from now on (a real error in a step
+      // shows up there too, with its own message).
+      const Status &why = !began.isOk() ? began : !enqueued.isOk() ? enqueued : ended;
+      std::fprintf(stderr,
+                   "nncc: warning: %s: cannot capture a CUDA Graph (%s); running it step by "
+                   "step\n",
+                   where.c_str(), why.message().c_str());
+      plan.graphless = true;
+      return enqueueSteps(e);
     }
     if (plan.graph) {
       CUgraphExecUpdateResultInfo info{};
@@ -436,7 +449,7 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
 
   // The first run is eager: it warms up cuBLASLt and loads kernels lazily,
   // neither of which may happen inside a stream capture.
-  bool graph = useGraphs_ && entry.num_steps > 0 && plan.runs++ > 0;
+  bool graph = useGraphs_ && !plan.graphless && entry.num_steps > 0 && plan.runs++ > 0;
   Status s = profiler ? runProfiled(e, profiler) : graph ? launchGraph(e) : enqueueSteps(e);
   for (int32_t o = 0; s.isOk() && o < entry.num_outputs; ++o) {
     auto bytes = static_cast<size_t>(module_.outputBytes(e, o));
