@@ -94,6 +94,13 @@ int64_t opFlops(mlir::Operation *op) {
     auto w = mlir::cast<mlir::RankedTensorType>(c.getWeight().getType());
     return 2 * elements(c.getInput().getType()) * (w.getNumElements() / w.getShape()[0]);
   }
+  if (auto a = mlir::dyn_cast<nn::AttentionOp>(op)) {
+    // q kᵀ and p v: 2 * rows * Sk * (D + Dv).
+    auto k = mlir::cast<mlir::RankedTensorType>(a.getK().getType());
+    int64_t depth = k.getShape().back(), keys = k.getShape()[k.getRank() - 2];
+    auto v = mlir::cast<mlir::RankedTensorType>(a.getV().getType());
+    return 2 * (out / v.getShape().back()) * keys * (depth + v.getShape().back());
+  }
   return out;
 }
 
@@ -208,7 +215,8 @@ std::string CompileStats::toJson() const {
     }
     os << "}";
   };
-  os << "{\n  \"ops_imported\": " << opsImported << ",\n  \"kernels\": " << kernels
+  os << "{\n  \"ops_imported\": " << opsImported << ",\n  \"ops_before_fusion\": " << opsBeforeFusion
+     << ",\n  \"kernels\": " << kernels
      << ",\n  \"library_calls\": " << libraryCalls << ",\n  \"launches_per_run\": ";
   perEntry(launchesPerRun);
   os << ",\n  \"gpu_launches_per_run\": ";
@@ -303,6 +311,10 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   if (options.emit == EmitKind::NN)
     return result;
 
+  module.walk([&](mlir::Operation *op) {
+    if (op->getDialect() && mlir::isa<nn::NNDialect>(op->getDialect()) && !mlir::isa<nn::ConstantOp>(op))
+      ++result.stats.opsBeforeFusion;
+  });
   if (auto err = timed("exec", [&] {
         LoweringOptions lowering = options.lowering;
         lowering.gemmGeluEpilogue = !options.targets.cudaArchs.empty();

@@ -69,6 +69,8 @@ struct CompileOptions {
 /// Figures of one compilation (`--stats`).
 struct CompileStats {
   int64_t opsImported = 0;
+  /// nn ops after simplification (recomposition included), before kernel formation.
+  int64_t opsBeforeFusion = 0;
   int64_t kernels = 0;
   int64_t libraryCalls = 0;
   int64_t weightBytes = 0;

@@ -905,3 +905,35 @@ func.func @unary_type_constraint(%x: tensor<4xi32>) -> tensor<4xi32> {
   %0 = nn.sqrt %x : tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+func.func @gelu_approximate(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{approximate must be "none" or "tanh", got "fast"}}
+  %0 = nn.gelu %x {approximate = "fast"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @attention_key_depth(%q: tensor<2x4x8xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{expects q [.., Sq, D], k [.., Sk, D], v [.., Sk, Dv] and a [.., Sq, Dv] result}}
+  %0 = nn.attention %q, %k, %v {scale = 1.0 : f64} : (tensor<2x4x8xf32>, tensor<2x6x4xf32>, tensor<2x6x3xf32>) -> tensor<2x4x3xf32>
+  return %0 : tensor<2x4x3xf32>
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x4x8xf32>, %k: tensor<3x6x8xf32>, %v: tensor<3x6x3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{q, k, v and the result must have the same batch dims}}
+  %0 = nn.attention %q, %k, %v {scale = 1.0 : f64} : (tensor<2x4x8xf32>, tensor<3x6x8xf32>, tensor<3x6x3xf32>) -> tensor<2x4x3xf32>
+  return %0 : tensor<2x4x3xf32>
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x3xf32>, %m: tensor<4x5xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{mask does not broadcast to the scores [batch..., Sq, Sk]}}
+  %0 = nn.attention %q, %k, %v, %m {scale = 1.0 : f64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x3xf32>, tensor<4x5xf32>) -> tensor<2x4x3xf32>
+  return %0 : tensor<2x4x3xf32>
+}

@@ -295,3 +295,16 @@ func.func @shape_ops(%x: tensor<?x3x4xf32>, %s: tensor<i64>, %l: tensor<i64>, %d
   %3 = nn.range %s, %l, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
   return
 }
+
+// CHECK-LABEL: func.func @fused_ops
+// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.gelu %{{[a-z0-9_]+}} : tensor<2x8xf32>
+// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.gelu %{{[a-z0-9_]+}} {approximate = "tanh"} : tensor<2x8xf32>
+// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.attention %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {scale = 2.500000e-01 : f64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x3xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.attention %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {scale = 1.000000e+00 : f64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x3xf32>, tensor<4x6xf32>) -> tensor<2x4x3xf32>
+func.func @fused_ops(%x: tensor<2x8xf32>, %q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x3xf32>, %m: tensor<4x6xf32>) {
+  %0 = nn.gelu %x : tensor<2x8xf32>
+  %1 = nn.gelu %x {approximate = "tanh"} : tensor<2x8xf32>
+  %2 = nn.attention %q, %k, %v {scale = 0.25 : f64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x3xf32>) -> tensor<2x4x3xf32>
+  %3 = nn.attention %q, %k, %v, %m {scale = 1.0 : f64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x3xf32>, tensor<4x6xf32>) -> tensor<2x4x3xf32>
+  return
+}
