@@ -169,6 +169,27 @@ int64_t nncc_module_weights_bytes(const nncc_module_handle *module) {
   return module ? unwrap(module)->weightsBytes() : 0;
 }
 
+int32_t nncc_module_runs_on(const nncc_module_handle *module, const char *kind) {
+  if (!module || !kind)
+    return 0;
+  std::string k = kind;
+  if (k != "cpu" && k != "cuda")
+    return 0;
+  const nncc_module &m = unwrap(module)->abi();
+  if (k == "cuda" && m.num_gpu_images == 0)
+    return 0;
+  for (int32_t e = 0; e < m.num_entries; ++e)
+    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
+      const nncc_step &st = m.entries[e].steps[s];
+      if (st.kind != NNCC_STEP_KERNEL)
+        continue;
+      const nncc_kernel &kernel = m.kernels[st.kernel];
+      if (k == "cpu" ? !kernel.cpu : kernel.num_gpu_launches == 0)
+        return 0;
+    }
+  return 1;
+}
+
 nncc_status nncc_module_step_info(const nncc_module_handle *module, int32_t entry, int32_t step,
                                   nncc_step_info *out) {
   return guarded([&]() -> Status {

@@ -161,6 +161,10 @@ NNCC_RUNTIME_API nncc_status nncc_module_find_entry(const nncc_module_handle *mo
                                                     int32_t *index);
 /** Bytes of the module's weight blob. */
 NNCC_RUNTIME_API int64_t nncc_module_weights_bytes(const nncc_module_handle *module);
+/** 1 when the module has code for every kernel step of every entry on devices
+ *  of `kind` ("cpu": host code; "cuda": GPU launches and a GPU image), else 0.
+ *  Says nothing about whether such a device is present (nncc_device_count). */
+NNCC_RUNTIME_API int32_t nncc_module_runs_on(const nncc_module_handle *module, const char *kind);
 /** Step `step` of entry `entry`'s plan (0 <= step < nncc_entry_info.num_steps). */
 NNCC_RUNTIME_API nncc_status nncc_module_step_info(const nncc_module_handle *module, int32_t entry,
                                                    int32_t step, nncc_step_info *out);

@@ -2,7 +2,7 @@
 // that throws nncc::Error instead of returning status codes.
 //
 //   auto mod = nncc::Module::load("model.so");
-//   nncc::Session s(mod, nncc::Device::best(), {/*threads=*/4});
+//   nncc::Session s(mod, nncc::Device::best(mod), {/*threads=*/4});
 //   auto x = nncc::Tensor::wrap(ptr, nncc::DType::f32, {1, 64});   // no copy
 //   auto outs = s.run("forward", {{"x", x}});
 //   const float *y = outs.at("y").data<float>();
@@ -163,6 +163,11 @@ public:
     return info(index);
   }
 
+  /// Whether the module has code for devices of `kind` ("cpu", "cuda").
+  bool runsOn(const std::string &kind) const {
+    return nncc_module_runs_on(handle(), kind.c_str()) != 0;
+  }
+
   /// The execution plan of an entry, step by step.
   std::vector<StepInfo> steps(const std::string &entryName) const {
     EntryInfo e = entry(entryName);
@@ -205,6 +210,12 @@ public:
   static Device cuda(int index = 0) { return Device("cuda:" + std::to_string(index)); }
   /// cuda:0 when the CUDA driver reports a GPU, else cpu.
   static Device best() { return nncc_device_count("cuda") > 0 ? cuda(0) : cpu(); }
+  /// The best device `module` runs on here: cuda:0 when there is a GPU and
+  /// the module has GPU code, else cpu.
+  static Device best(const Module &module) {
+    return nncc_module_runs_on(module.handle(), "cuda") && nncc_device_count("cuda") > 0 ? cuda(0)
+                                                                                          : cpu();
+  }
   /// From a string such as a --device flag ("cpu", "cuda:1").
   static Device parse(const std::string &text) { return Device(text); }
   const std::string &str() const { return name_; }

@@ -230,6 +230,12 @@ TEST(Cuda, InfoDescribesEveryDevice) {
     EXPECT_GT(std::strlen(info.name), 0u);
   }
   EXPECT_EQ(nncc::Device::best().str(), "cuda:0");
+  // A module without GPU code stays on the CPU of a GPU machine.
+  nncc::Module cpuOnly = nncc::Module::load(fixturePath(FIXTURE_OK_SO));
+  EXPECT_FALSE(cpuOnly.runsOn("cuda"));
+  EXPECT_EQ(nncc::Device::best(cpuOnly).str(), "cpu");
+  nncc::Module gpu = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
+  EXPECT_EQ(nncc::Device::best(gpu).str(), "cuda:0");
 }
 
 } // namespace

@@ -47,6 +47,9 @@ Result runTool(const std::string &cmd) {
 TEST(NoCuda, NoDevicesAndBestIsCpu) {
   EXPECT_EQ(nncc_device_count("cuda"), 0);
   EXPECT_EQ(nncc::Device::best().str(), "cpu");
+  nncc::Module gpu = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  EXPECT_TRUE(gpu.runsOn("cuda")); // it has GPU code, but there is no GPU
+  EXPECT_EQ(nncc::Device::best(gpu).str(), "cpu");
   EXPECT_EQ(nncc_device_count("cpu"), 1);
 }
 

@@ -51,6 +51,11 @@ TEST(Verifier, RejectsBadGemmOptions) {
 // the copy and the GEMM with bias and relu against the reference.
 TEST(Verifier, GpuModuleRunsOnCpu) {
   nncc::Module m = nncc::Module::load(FIXTURE_GPU_OK_SO);
+  EXPECT_TRUE(m.runsOn("cpu"));
+  EXPECT_TRUE(m.runsOn("cuda"));
+  EXPECT_FALSE(m.runsOn("tpu"));
+  EXPECT_FALSE(nncc::Module::load(FIXTURE_NO_CPU_SO).runsOn("cpu"));
+  EXPECT_FALSE(nncc::Module::load(FIXTURE_OK_SO).runsOn("cuda"));
   nncc::Session s(m, nncc::Device::cpu(), {2});
   std::vector<float> x(128);
   for (int i = 0; i < 128; ++i)
