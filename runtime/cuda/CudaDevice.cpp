@@ -68,8 +68,10 @@ public:
 private:
   Status planEntry(int32_t e, int64_t stagingBase);
   /// Where a caller's buffer is for the kernels: its own address when it is
-  /// device memory of this GPU (suitably aligned), else 0 (to be staged).
-  Status directAddress(const void *p, const char *what, const char *name, CUdeviceptr *out) const;
+  /// device memory of this GPU (suitably aligned), else 0 (to be staged);
+  /// *device says whether it is device memory at all (how to copy it).
+  Status directAddress(const void *p, const char *what, const char *name, CUdeviceptr *out,
+                       bool *device) const;
   Status enqueueStep(int32_t e, int32_t s);
   Status enqueueSteps(int32_t e);
   Status launchGraph(int32_t e);
@@ -90,7 +92,7 @@ private:
   bool useGraphs_ = true;
   std::vector<EntryPlan> plans_;
   std::vector<CUdeviceptr> io_; // this run's input then output addresses
-  std::vector<char> copyOut_;   // this run's outputs that are staged (copied out after)
+  std::vector<char> copyOut_;   // per output of this run: 0 in place, 1 to host, 2 to device
 };
 
 std::string CudaSession::stepWhere(int32_t e, int32_t s) const {
@@ -254,8 +256,9 @@ CudaSession::~CudaSession() {
 }
 
 Status CudaSession::directAddress(const void *p, const char *what, const char *name,
-                                  CUdeviceptr *out) const {
+                                  CUdeviceptr *out, bool *device) const {
   *out = 0;
+  *device = false;
   auto addr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
   unsigned int type = 0;
   // Host memory the driver does not know answers CUDA_ERROR_INVALID_VALUE.
@@ -264,6 +267,7 @@ Status CudaSession::directAddress(const void *p, const char *what, const char *n
     return Status::ok();
   if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
     return Status::ok(); // pinned host memory: copied like any host buffer
+  *device = true;
   if (type == CU_MEMORYTYPE_DEVICE) { // managed (unified) memory is reachable from any GPU
     int ordinal = -1;
     NNCC_CU_CALL(driver_, where_, cuPointerGetAttribute, &ordinal,
@@ -420,16 +424,14 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
   // Inputs: device memory of this GPU in place, anything else copied in.
   for (int32_t i = 0; i < nin; ++i) {
     CUdeviceptr direct = 0;
-    NNCC_RETURN_IF_ERROR(directAddress(inputs[i], "input", entry.inputs[i].name, &direct));
+    bool onDevice = false;
+    NNCC_RETURN_IF_ERROR(
+        directAddress(inputs[i], "input", entry.inputs[i].name, &direct, &onDevice));
     io_[i] = direct ? direct : arena_ + static_cast<CUdeviceptr>(plan.staging[i]);
     auto bytes = static_cast<size_t>(module_.inputBytes(e, i));
     if (direct || bytes == 0)
       continue;
     auto src = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(inputs[i]));
-    unsigned int type = 0;
-    bool onDevice = driver_.sym().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                                         src) == CUDA_SUCCESS &&
-                    type == CU_MEMORYTYPE_DEVICE;
     CUresult r = onDevice ? driver_.sym().cuMemcpyDtoDAsync(io_[i], src, bytes, stream_)
                           : driver_.sym().cuMemcpyHtoDAsync(io_[i], inputs[i], bytes, stream_);
     if (r != CUDA_SUCCESS)
@@ -438,9 +440,12 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
   }
   for (int32_t o = 0; o < entry.num_outputs; ++o) {
     CUdeviceptr direct = 0;
-    NNCC_RETURN_IF_ERROR(directAddress(outputs[o], "output", entry.outputs[o].name, &direct));
+    bool onDevice = false;
+    NNCC_RETURN_IF_ERROR(
+        directAddress(outputs[o], "output", entry.outputs[o].name, &direct, &onDevice));
     io_[nin + o] = direct ? direct : arena_ + static_cast<CUdeviceptr>(plan.staging[nin + o]);
-    copyOut_[o] = !direct;
+    // 0: in place; 1: copied out to host memory; 2: to (unaligned) device memory.
+    copyOut_[o] = direct ? 0 : onDevice ? 2 : 1;
   }
   for (const Patch &pt : plan.patches)
     plan.ptrs[pt.slot] =
@@ -456,10 +461,7 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
     if (!copyOut_[o] || bytes == 0)
       continue;
     auto dst = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(outputs[o]));
-    unsigned int type = 0;
-    bool onDevice = driver_.sym().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                                         dst) == CUDA_SUCCESS &&
-                    type == CU_MEMORYTYPE_DEVICE;
+    bool onDevice = copyOut_[o] == 2;
     CUresult r = onDevice
                      ? driver_.sym().cuMemcpyDtoDAsync(dst, io_[nin + o], bytes, stream_)
                      : driver_.sym().cuMemcpyDtoHAsync(outputs[o], io_[nin + o], bytes, stream_);

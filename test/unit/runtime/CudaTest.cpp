@@ -162,6 +162,19 @@ TEST(Cuda, DevicePointerInputsAndOutputs) {
     std::vector<float> x2 = makeInput(round + 40);
     expectGpuKernelOutputs(s.run("forward", {{"x", wrap(x2, {16, 8})}}), x2);
   }
+  // Device memory that is not 256-byte aligned is copied on the device
+  // (into and out of the session's staging buffers), with the same results.
+  CUdeviceptr big = 0;
+  ASSERT_EQ(memAlloc(&big, 2048), CUDA_SUCCESS);
+  std::vector<float> x = makeInput(77);
+  ASSERT_EQ(htod(big + 4, x.data(), 512), CUDA_SUCCESS);
+  nncc::TensorMap out{{"y", dev(big + 1028, {16, 8})}};
+  s.run("forward", {{"x", dev(big + 4, {16, 8})}}, out);
+  std::vector<float> y(128);
+  ASSERT_EQ(dtoh(y.data(), big + 1028, 512), CUDA_SUCCESS);
+  nncc::TensorMap host{{"y", wrap(y, {16, 8})}, {"y_copy", out.at("y_copy")}, {"z", out.at("z")}};
+  expectGpuKernelOutputs(host, x);
+  memFree(big);
   memFree(dx);
   memFree(dy);
   memFree(dcopy);
