@@ -113,6 +113,10 @@ Status verifyGemm(const std::string &where, const nncc_step &st) {
     return invalid(where + "GEMM transpose flags must be 0 or 1");
   if (g.strideA < 0 || g.strideB < 0 || g.strideC < 0)
     return invalid(where + "negative GEMM stride");
+  if (g.strideC == 0 && g.batch > 1 && g.m > 0 && g.n > 0)
+    return invalid(where + format("GEMM output C has stride 0 over a batch of %lld: the "
+                                  "batches would overwrite each other",
+                                  static_cast<long long>(g.batch)));
   if (!gemmDtype(g.dtypeA) || !gemmDtype(g.dtypeB) || !gemmDtype(g.dtypeC))
     return invalid(where + format("GEMM dtypes %s x %s -> %s: each must be f32, f16 or bf16",
                                   dtypeName(g.dtypeA), dtypeName(g.dtypeB),

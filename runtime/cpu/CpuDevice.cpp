@@ -167,7 +167,7 @@ template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profil
       break;
     }
     case NNCC_STEP_GEMM: {
-      Status status = gemm_.run(st, args, pool_.threads());
+      Status status = gemm_.run(st, args, pool_);
       if (!status.isOk())
         return status.prefix(format("entry '%s' step %d (GEMM%s%s): ", entry.name, s,
                                     st.name ? " " : "", st.name ? st.name : ""));

@@ -60,6 +60,34 @@ float activate(int64_t activation, float v) {
   return v;
 }
 
+/// Elements of C below which the epilogue runs on the calling thread alone.
+constexpr int64_t kParallelEpilogueElements = 16384;
+
+/// The epilogue over rows [begin, end) of all batches' C (batch * M rows).
+struct EpilogueJob {
+  const GemmParams *g;
+  float *c;             // the f32 product (C itself, or scratch)
+  const float *bias;    // N values, or null
+  uint16_t *out16;      // a f16/bf16 C to round into, or null (C is f32: in place)
+  int64_t rows, chunks; // rows of all batches; pieces they are split into
+};
+
+void runEpilogueChunk(void *context, int64_t chunk) {
+  const EpilogueJob &job = *static_cast<const EpilogueJob *>(context);
+  const GemmParams &g = *job.g;
+  int64_t begin = job.rows * chunk / job.chunks, end = job.rows * (chunk + 1) / job.chunks;
+  for (int64_t r = begin; r < end; ++r) {
+    int64_t row = (r / g.m) * g.strideC + (r % g.m) * g.ldc;
+    for (int64_t j = 0; j < g.n; ++j) {
+      float v = activate(g.activation, job.c[row + j] + (job.bias ? job.bias[j] : 0.0f));
+      if (!job.out16)
+        job.c[row + j] = v;
+      else
+        job.out16[row + j] = g.dtypeC == NNCC_DTYPE_F16 ? floatToF16(v) : floatToBf16(v);
+    }
+  }
+}
+
 int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
   int64_t n = 0;
   matrixSpan(g.batch, rows, cols, ld, stride, &n); // verified at load: no overflow
@@ -94,10 +122,10 @@ void CpuGemm::reserve(const Module &module) {
   bias_.resize(bias);
 }
 
-Status CpuGemm::run(const nncc_step &step, void *const *args, int threads) {
+Status CpuGemm::run(const nncc_step &step, void *const *args, ThreadPool &pool) {
   const Blas *blas = nullptr;
   NNCC_RETURN_IF_ERROR(Blas::get(&blas));
-  blas->setThreads(threads);
+  blas->setThreads(pool.threads());
   GemmParams g = decodeGemm(step);
   if (g.m == 0 || g.n == 0 || g.batch == 0)
     return Status::ok();
@@ -127,19 +155,16 @@ Status CpuGemm::run(const nncc_step &step, void *const *args, int threads) {
   if (g.hasBias)
     bias = g.dtypeC == NNCC_DTYPE_F32 ? static_cast<const float *>(args[3])
                                       : widen(g.dtypeC, args[3], g.n, bias_);
-  // One pass over C: bias, activation, and the single rounding to its dtype.
-  auto *out16 = static_cast<uint16_t *>(args[2]);
-  for (int64_t i = 0; i < g.batch; ++i)
-    for (int64_t r = 0; r < g.m; ++r) {
-      int64_t row = i * g.strideC + r * g.ldc;
-      for (int64_t j = 0; j < g.n; ++j) {
-        float v = activate(g.activation, c[row + j] + (bias ? bias[j] : 0.0f));
-        if (!narrowC)
-          c[row + j] = v;
-        else
-          out16[row + j] = g.dtypeC == NNCC_DTYPE_F16 ? floatToF16(v) : floatToBf16(v);
-      }
-    }
+  // One pass over C: bias, activation, and the single rounding to its dtype;
+  // rows split over the pool when there is enough of it (erf is not cheap).
+  EpilogueJob job{&g, c, bias, narrowC ? static_cast<uint16_t *>(args[2]) : nullptr,
+                  g.batch * g.m, 1};
+  if (pool.threads() > 1 && job.rows * g.n >= kParallelEpilogueElements)
+    job.chunks = std::min<int64_t>(job.rows, int64_t(pool.threads()) * 4);
+  if (job.chunks == 1)
+    runEpilogueChunk(&job, 0);
+  else
+    pool.parallelFor(job.chunks, runEpilogueChunk, &job);
   return Status::ok();
 }
 

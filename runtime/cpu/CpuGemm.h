@@ -14,6 +14,7 @@
 #include "../GemmParams.h"
 #include "../Module.h"
 #include "Blas.h"
+#include "ThreadPool.h"
 
 #include <vector>
 
@@ -25,8 +26,10 @@ public:
   /// needs it, so running allocates nothing.
   void reserve(const Module &module);
 
-  /// Runs one GEMM step; args are its resolved buffer pointers.
-  Status run(const nncc_step &step, void *const *args, int threads);
+  /// Runs one GEMM step; args are its resolved buffer pointers. The BLAS
+  /// uses pool.threads() threads of its own; the epilogue pass runs on the
+  /// pool.
+  Status run(const nncc_step &step, void *const *args, ThreadPool &pool);
 
 private:
   std::vector<float> a_, b_, c_, bias_;

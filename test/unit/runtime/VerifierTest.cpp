@@ -42,6 +42,9 @@ TEST(Verifier, RejectsBadGemmOptions) {
               HasSubstr("GEMM dtypes f32 x i32 -> f32: each must be f32, f16 or bf16"));
   EXPECT_THAT(loadError(FIXTURE_GPU_BAD_ACTIVATION_SO),
               HasSubstr("unknown GEMM activation 7 (0 none, 1 relu, 2 gelu)"));
+  EXPECT_THAT(loadError(FIXTURE_GPU_BROADCAST_C_SO),
+              HasSubstr("GEMM output C has stride 0 over a batch of 2: the batches would "
+                        "overwrite each other"));
   EXPECT_THAT(loadError(FIXTURE_GPU_MANY_IPARAMS_SO),
               HasSubstr("a GEMM needs 3 or 4 args, 12 to 17 integer and 2 float parameters (has "
                         "4, 18, 2)"));
