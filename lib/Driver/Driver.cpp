@@ -317,7 +317,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   });
   if (auto err = timed("exec", [&] {
         LoweringOptions lowering = options.lowering;
-        lowering.gemmGeluEpilogue = !options.targets.cudaArchs.empty();
+        lowering.gemmEpilogues = !options.targets.cudaArchs.empty();
         return withDiagnostics(context, "code generation", [&] { return lowerNNToExec(module, lowering); });
       }))
     return std::move(err);

@@ -57,6 +57,30 @@ llvm::StringMap<SmallVector<int64_t>> hoistScratch(ModuleOp module) {
   return scratch;
 }
 
+/// Small static allocations inside a kernel's loops (a row kernel's per-row
+/// scores) become stack allocations: a heap allocation per row would cost
+/// more than the row's work.
+void stackAllocateInLoops(ModuleOp module) {
+  constexpr int64_t kMaxStackBytes = 16384;
+  SmallVector<memref::AllocOp> allocs;
+  module.walk([&](memref::AllocOp alloc) {
+    MemRefType type = alloc.getType();
+    if (isa<func::FuncOp>(alloc->getParentOp()) || !type.hasStaticShape() ||
+        type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8) > kMaxStackBytes)
+      return;
+    allocs.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : allocs) {
+    OpBuilder b(alloc);
+    auto alloca = memref::AllocaOp::create(b, alloc.getLoc(), alloc.getType());
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.replaceAllUsesWith(alloca.getResult());
+    alloc.erase();
+  }
+}
+
 } // namespace
 
 DiagnosticCollector::DiagnosticCollector(MLIRContext *ctx)
@@ -103,6 +127,7 @@ llvm::Expected<BufferizedKernels> bufferizeKernels(ModuleOp execModule) {
     copy.erase();
   });
   result.scratchBytes = hoistScratch(*result.module);
+  stackAllocateInLoops(*result.module);
   if (auto err = runPipeline(*result.module, kLoopsPipeline, "kernel loop generation"))
     return std::move(err);
   return result;

@@ -425,10 +425,10 @@ bool isColumnVector(Value v, RankedTensorType result) {
 }
 
 /// The activation the GEMM epilogue applies for `op` ("relu", "gelu"), or "".
-StringRef epilogueActivation(Operation *op, const LoweringOptions &options) {
+StringRef epilogueActivation(Operation *op) {
   if (isa<nn::ReluOp>(op))
     return "relu";
-  if (auto gelu = dyn_cast<nn::GeluOp>(op); gelu && gelu.getApproximate() == "none" && options.gemmGeluEpilogue)
+  if (auto gelu = dyn_cast<nn::GeluOp>(op); gelu && gelu.getApproximate() == "none")
     return "gelu";
   return "";
 }
@@ -438,7 +438,7 @@ StringRef epilogueActivation(Operation *op, const LoweringOptions &options) {
 /// matmul → add(column vector) [→ relu | erf-gelu] becomes one exec.gemm, and
 /// a Gemm's column-vector C (beta 1) becomes its bias, so neither a bias
 /// kernel nor the broadcast of C and its copy step remain.
-void fuseGemmEpilogues(func::FuncOp func, const LoweringOptions &options) {
+void fuseGemmEpilogues(func::FuncOp func) {
   SmallVector<Operation *> products;
   func.walk([&](Operation *op) {
     if (isa<nn::MatMulOp, nn::GemmOp>(op))
@@ -478,7 +478,7 @@ void fuseGemmEpilogues(func::FuncOp func, const LoweringOptions &options) {
     Operation *last = chain.back();
     if (last->hasOneUse()) {
       Operation *user = *last->getUsers().begin();
-      if (StringRef act = epilogueActivation(user, options); !act.empty() && user->getResult(0).getType() == out) {
+      if (StringRef act = epilogueActivation(user); !act.empty() && user->getResult(0).getType() == out) {
         activation = act;
         chain.push_back(user);
       }
@@ -645,7 +645,8 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
     computeLowPrecisionInF32(func);
     if (options.fuse) {
       splitConvBias(func);
-      fuseGemmEpilogues(func, options);
+      if (options.gemmEpilogues)
+        fuseGemmEpilogues(func);
     }
     if ((options.fuse && failed(fuseRowKernels(func, module, counter))) ||
         (options.fuse && failed(fuseElementwise(func, module, counter))) ||

@@ -12,9 +12,11 @@ namespace nncc {
 struct LoweringOptions {
   /// Fuse chains and DAGs of elementwise/broadcast ops into single kernels.
   bool fuse = true;
-  /// Apply GELU in the GEMM's library epilogue (cuBLASLt's is fused; the CPU
-  /// runtime's is a scalar pass over C, slower than a generated kernel).
-  bool gemmGeluEpilogue = true;
+  /// Bias and activation in the GEMM's library epilogue. cuBLASLt fuses them;
+  /// the CPU runtime runs a scalar pass over C, slower than reading the bias
+  /// inside the consumer's generated kernel, so CPU-only modules keep them
+  /// in kernels.
+  bool gemmEpilogues = true;
 };
 
 mlir::LogicalResult lowerNNToExec(mlir::ModuleOp module, const LoweringOptions &options = {});

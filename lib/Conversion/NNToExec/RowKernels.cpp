@@ -256,9 +256,20 @@ Value buildSoftmax(OpBuilder &b, Operation *op, const ElementReader &reader, Val
   });
 }
 
-/// attention, one (batch..., query) row at a time, streaming over the keys:
-/// the scores are recomputed from q and k in each pass and the output row
-/// accumulates p * v in place, so no score matrix (not even a row) exists.
+/// Head dims up to this many are dot-multiplied in straight-line code.
+constexpr int64_t kMaxUnrolledDepth = 128;
+
+/// The sum of `terms` (at least one) as a balanced tree.
+Value treeSum(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
+  if (terms.size() == 1)
+    return terms.front();
+  size_t half = terms.size() / 2;
+  return arith::AddFOp::create(b, loc, treeSum(b, loc, terms.take_front(half)), treeSum(b, loc, terms.drop_front(half)));
+}
+
+/// attention, one (batch..., query) row at a time: the row's Sk scores, their
+/// maximum, p = exp(s - max) and the output row accumulating p * v in place.
+/// Only one row of scores exists at a time (per thread), never the matrix.
 Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &reader, Value init,
                      ArrayRef<int64_t> outPerm) {
   Location loc = op.getLoc();
@@ -283,34 +294,55 @@ Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &read
       index.append({i, j});
       return index;
     };
-    // The scaled (and masked) score of key j, recomputed per pass.
+    // The scaled (and masked) score of key j.
     auto score = [&](OpBuilder &nb, Location il, Value j) -> Value {
-      Value dot = forLoop(nb, il, depth, scalarConstant(nb, il, t, 0),
-                          [&](OpBuilder &db, Location dl, Value d, ValueRange acc) -> SmallVector<Value> {
-                            Value qd = reader.read(db, dl, op.getQ(), at(batch, query, d));
-                            Value kd = reader.read(db, dl, op.getK(), at(batch, j, d));
-                            // Reassociable, so the dot product vectorizes.
-                            auto fast = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
-                            return {arith::AddFOp::create(db, dl, acc[0], arith::MulFOp::create(db, dl, qd, kd, fast),
-                                                          fast)};
-                          })[0];
+      auto product = [&](OpBuilder &db, Location dl, Value d) -> Value {
+        return arith::MulFOp::create(db, dl, reader.read(db, dl, op.getQ(), at(batch, query, d)),
+                                     reader.read(db, dl, op.getK(), at(batch, j, d)));
+      };
+      Value dot;
+      if (depth <= kMaxUnrolledDepth) {
+        // Straight-line products summed as a balanced tree: no serial add
+        // chain, and the vectorizer sees a horizontal reduction.
+        SmallVector<Value> terms;
+        for (int64_t d = 0; d < depth; ++d)
+          terms.push_back(product(nb, il, indexConstant(nb, il, d)));
+        dot = treeSum(nb, il, terms);
+      } else {
+        dot = forLoop(nb, il, depth, scalarConstant(nb, il, t, 0),
+                      [&](OpBuilder &db, Location dl, Value d, ValueRange acc) -> SmallVector<Value> {
+                        return {arith::AddFOp::create(db, dl, acc[0], product(db, dl, d))};
+                      })[0];
+      }
       Value s = arith::MulFOp::create(nb, il, dot, scalarConstant(nb, il, t, scale));
       if (Value mask = op.getMask())
         s = arith::AddFOp::create(nb, il, s,
                                   reader.read(nb, il, mask, broadcastIndex(nb, il, at(batch, query, j), shapeOf(mask))));
       return s;
     };
-    // Pass 1: the row maximum. Pass 2: p = exp(s - max) summed and p * v
-    // accumulated; the exps do not depend on each other (a running-max
-    // rescale would chain them), so they pipeline.
-    Value max = forLoop(rb, l, keys, lowestValue(rb, l, t, false),
-                        [&](OpBuilder &nb, Location il, Value j, ValueRange m) -> SmallVector<Value> {
-                          return {arith::MaximumFOp::create(nb, il, m[0], score(nb, il, j))};
-                        })[0];
+    // The row's scores (Sk floats, stack memory on the CPU): computed once,
+    // then exp(s - max) over them vectorizes; the output row accumulates
+    // p * v in place.
+    // A compare-and-select running maximum (not a reduction the loop
+    // vectorizer recognizes) keeps it from vectorizing over keys with
+    // gathers; the dot product over the contiguous head dim vectorizes.
+    auto maxAndScores = forLoop(rb, l, keys, {lowestValue(rb, l, t, false), emptyTensor(rb, l, {keys}, t)},
+                                [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
+                                  Value s = score(nb, il, j);
+                                  Value grows = arith::CmpFOp::create(nb, il, arith::CmpFPredicate::OGT, s, carried[0]);
+                                  return {arith::SelectOp::create(nb, il, grows, s, carried[0]),
+                                          tensor::InsertOp::create(nb, il, s, carried[1], j)};
+                                });
+    Value max = maxAndScores[0], scores = maxAndScores[1];
+    Value probs = generic(rb, l, scores, scores, {rb.getMultiDimIdentityMap(1), rb.getMultiDimIdentityMap(1)},
+                          {utils::IteratorType::parallel},
+                          [&](OpBuilder &nb, Location il, ValueRange s) -> SmallVector<Value> {
+                            return {math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, s[0], max))};
+                          })[0];
     Value zeroRow = fill(rb, l, outRow, scalarConstant(rb, l, t, 0));
     auto final = forLoop(rb, l, keys, {scalarConstant(rb, l, t, 0), zeroRow},
                          [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
-      Value p = math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, score(nb, il, j), max));
+      Value p = tensor::ExtractOp::create(nb, il, probs, j);
       Value sum = arith::AddFOp::create(nb, il, carried[0], p);
       Value acc = writeRow(nb, il, carried[1], [&](OpBuilder &eb, Location el, ArrayRef<Value> e, Value old) -> Value {
         Value ve = reader.read(eb, el, op.getV(), at(batch, j, e[0]));
