@@ -170,6 +170,7 @@ llvm::Error parseTargetOption(llvm::StringRef text, TargetOptions &out) {
   text.split(parts, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef part : parts) {
     part = part.trim();
+    llvm::StringRef name = part;
     unsigned cc = 0;
     if (part == "cpu") {
       out.cpu = true;
@@ -183,7 +184,7 @@ llvm::Error parseTargetOption(llvm::StringRef text, TargetOptions &out) {
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "--target: '%s' is not a target (expected cpu, cuda or "
                                      "cuda:sm_NN with NN >= 70, comma-separated)",
-                                     part.str().c_str());
+                                     name.str().c_str());
     }
   }
   if (!out.cpu && out.cudaArchs.empty())
