@@ -50,8 +50,10 @@ LogicalResult GemmOp::verify() {
   auto out = cast<RankedTensorType>(getOutput().getType());
   if (a.getRank() < 2 || b.getRank() < 2 || out.getRank() < 2)
     return emitOpError("operands and result need rank >= 2");
-  if (!a.getElementType().isF32() || !b.getElementType().isF32() || !out.getElementType().isF32())
-    return emitOpError("only f32 GEMMs are library calls");
+  Type ea = a.getElementType(), eb = b.getElementType(), eo = out.getElementType();
+  if (!(ea.isF32() || ea.isF16() || ea.isBF16()) || ea != eb || !(eo == ea || eo.isF32()))
+    return emitOpError("A and B must both be f32, f16 or bf16 and the result f32 or their type, got ")
+           << ea << " x " << eb << " -> " << eo;
   int64_t ka = a.getShape()[a.getRank() - (getTransA() ? 2 : 1)];
   int64_t kb = b.getShape()[b.getRank() - (getTransB() ? 1 : 2)];
   if (ka != kb)

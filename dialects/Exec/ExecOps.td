@@ -41,8 +41,10 @@ def Exec_LaunchOp : Exec_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInt
 def Exec_GemmOp : Exec_Op<"gemm", [Pure, AttrSizedOperandSegments]> {
   let summary = "Batched GEMM library call: act(alpha * op(A) op(B) + beta * C + bias)";
   let description = [{
-    Row-major f32 matrices, batched over the leading dims of the result;
-    operands with fewer batch dims are broadcast. `c` (optional) is the
+    Row-major matrices, batched over the leading dims of the result; A and B
+    both f32, f16 or bf16, the result f32 or their type (products accumulate
+    in f32, a low-precision result is rounded once); operands with fewer
+    batch dims are broadcast. `c` (optional) is the
     accumulator the result starts from (it must have the result's type).
     `bias` (optional) is a vector of N elements added to every row, and
     `activation` ("none", "relu", "gelu" with erf) is applied last: the

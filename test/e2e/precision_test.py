@@ -55,7 +55,7 @@ def compile_and_run(args, model_path, in_dir, case, precision):
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):
         os.remove(os.path.join(out_dir, f))
-    run([args.nncc, model_path, "-o", so, f"--precision={precision}", f"--stats={stats_path}"],
+    run([args.nncc, model_path, "-o", so, "--target=cpu", f"--precision={precision}", f"--stats={stats_path}"],
         "nncc")
     run([args.nncc_run, so, "--input-dir", in_dir, "--output-dir", out_dir], "nncc-run")
     n = len(onnx.load(model_path, load_external_data=False).graph.output)

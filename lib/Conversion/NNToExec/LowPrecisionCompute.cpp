@@ -1,8 +1,9 @@
 /// f16/bf16 arithmetic on the CPU target: every nn op that computes on
 /// low-precision floats is rewritten to compute in f32 between casts, so a
 /// kernel reads f16/bf16, computes and accumulates in f32, and rounds to
-/// nearest even once per op result. This is where the GPU plan rounds too
-/// (cuBLASLt with an f32 compute type rounds a GEMM's output once; generated
+/// nearest even once per op result. GEMM library calls take the f16/bf16
+/// operands themselves and also round once (module ABI dtype_a/b/c). This is
+/// where the GPU plan rounds too (cuBLASLt with an f32 compute type; generated
 /// kernels round each op's result), so CPU numerics check the GPU plan.
 /// Fusion then merges the casts with their neighbours.
 #include "lib/Conversion/NNToExec/LowPrecisionCompute.h"
@@ -60,9 +61,49 @@ Value widen(OpBuilder &b, Location loc, Value v, DenseMap<Value, Value> &widened
   return wide;
 }
 
+/// Replaces `op` by the same op on f32 operands between casts.
+void computeInF32(Operation *op, DenseMap<Value, Value> &widened) {
+  OpBuilder b(op);
+  SmallVector<Value> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(isLowPrecisionFloat(v.getType()) ? widen(b, op->getLoc(), v, widened) : v);
+  SmallVector<Type> resultTypes;
+  for (Type t : op->getResultTypes())
+    resultTypes.push_back(isLowPrecisionFloat(t) ? cast<RankedTensorType>(t).clone(b.getF32Type())
+                                                 : t);
+  OperationState state(op->getLoc(), op->getName(), operands, resultTypes, op->getAttrs());
+  Operation *wide = b.create(state);
+  for (auto [old, now] : llvm::zip(op->getResults(), wide->getResults())) {
+    Value result = now;
+    if (old.getType() != now.getType())
+      result = nn::CastOp::create(b, op->getLoc(), old.getType(), now);
+    old.replaceAllUsesWith(result);
+  }
+  op->erase();
+}
+
+/// conv(x, w, b) as add(conv(x, w), b viewed as [M, 1, ...]): the GEMM rounds
+/// its product once, the add rounds the sum once, as on the GPU.
+nn::AddOp splitBias(nn::ConvOp conv) {
+  OpBuilder b(conv);
+  auto type = cast<RankedTensorType>(conv.getType());
+  auto bare = nn::ConvOp::create(b, conv.getLoc(), type, conv.getInput(), conv.getWeight(), Value(),
+                                 conv.getStridesAttr(), conv.getPadsAttr(), conv.getDilationsAttr(),
+                                 conv.getGroupAttr());
+  SmallVector<int64_t> biasShape(type.getRank() - 1, 1);
+  biasShape[0] = type.getShape()[1];
+  Value bias = nn::ReshapeOp::create(b, conv.getLoc(),
+                                     RankedTensorType::get(biasShape, type.getElementType()),
+                                     conv.getBias(), Value());
+  auto add = nn::AddOp::create(b, conv.getLoc(), type, bare.getResult(), bias);
+  conv.getResult().replaceAllUsesWith(add.getResult());
+  conv.erase();
+  return add;
+}
+
 } // namespace
 
-void computeLowPrecisionInF32(func::FuncOp func) {
+void computeLowPrecisionInF32(func::FuncOp func, llvm::function_ref<bool(Operation *)> isLibraryCall) {
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     if (op->getDialect() && isa<nn::NNDialect>(op->getDialect()) && !movesValuesOnly(op) &&
@@ -72,24 +113,13 @@ void computeLowPrecisionInF32(func::FuncOp func) {
   });
   DenseMap<Value, Value> widened;
   for (Operation *op : ops) {
-    OpBuilder b(op);
-    SmallVector<Value> operands;
-    for (Value v : op->getOperands())
-      operands.push_back(isLowPrecisionFloat(v.getType()) ? widen(b, op->getLoc(), v, widened) : v);
-    SmallVector<Type> resultTypes;
-    for (Type t : op->getResultTypes())
-      resultTypes.push_back(isLowPrecisionFloat(t)
-                                ? cast<RankedTensorType>(t).clone(b.getF32Type())
-                                : t);
-    OperationState state(op->getLoc(), op->getName(), operands, resultTypes, op->getAttrs());
-    Operation *wide = b.create(state);
-    for (auto [old, now] : llvm::zip(op->getResults(), wide->getResults())) {
-      Value result = now;
-      if (old.getType() != now.getType())
-        result = nn::CastOp::create(b, op->getLoc(), old.getType(), now);
-      old.replaceAllUsesWith(result);
+    if (!isLibraryCall(op)) {
+      computeInF32(op, widened);
+      continue;
     }
-    op->erase();
+    auto conv = dyn_cast<nn::ConvOp>(op);
+    if (conv && conv.getBias() && isLowPrecisionFloat(conv.getType()))
+      computeInF32(splitBias(conv), widened);
   }
 }
 

@@ -127,6 +127,16 @@ FailureOr<exec::LaunchOp> outline(Operation *op, ModuleOp module, int &counter) 
 
 bool isF32(Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); }
 
+/// True when a GEMM library call takes these operand and result types: A and
+/// B both f32, f16 or bf16, the result f32 or their type (module ABI
+/// dtype_a/b/c; products accumulate in f32, a low-precision result is
+/// rounded once).
+bool isGemmElementTypes(Value a, Value b, Value result) {
+  Type ea = getElementTypeOrSelf(a.getType()), eb = getElementTypeOrSelf(b.getType()),
+       er = getElementTypeOrSelf(result.getType());
+  return (ea.isF32() || ea.isF16() || ea.isBF16()) && ea == eb && (er == ea || er.isF32());
+}
+
 /// True when `operand`'s batch dims (all but the last two) either equal the
 /// result's or are all 1: the GEMM library call then walks them with a
 /// constant stride (0 for a broadcast operand).
@@ -170,28 +180,25 @@ Value im2col(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
           src.push_back(arith::MinSIOp::create(nb, l, arith::MaxSIOp::create(nb, l, i, idx(nb, l, 0)), idx(nb, l, len - 1)));
         }
         Value v = tensor::ExtractOp::create(nb, l, x, src);
-        Value zero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+        Value zero = arith::ConstantOp::create(nb, l, nb.getFloatAttr(in.getElementType(), 0));
         linalg::YieldOp::create(nb, l, ValueRange{arith::SelectOp::create(nb, l, valid, v, zero)});
       });
   return op.getResult(0);
 }
 
-/// An f32 convolution without groups as im2col (a kernel) + one batched GEMM
-/// (weights [M, C*K] times col[n]) + a bias kernel: the GEMM runs in the BLAS.
-LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bool &lowered) {
-  lowered = false;
+/// A convolution without groups as im2col (a kernel, in the input's type) +
+/// one batched GEMM (weights [M, C*K] times col[n]) + a bias kernel: the GEMM
+/// runs in the BLAS.
+LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter) {
   auto in = cast<RankedTensorType>(conv.getInput().getType());
   auto w = cast<RankedTensorType>(conv.getWeight().getType());
   auto out = cast<RankedTensorType>(conv.getType());
-  if (conv.getGroup() != 1 || !in.getElementType().isF32() || out.getNumElements() == 0 ||
-      w.getNumElements() == 0)
-    return success();
   int64_t n = in.getShape()[0], m = out.getShape()[1];
   int64_t ckk = w.getNumElements() / m, p = out.getNumElements() / (n * m);
   OpBuilder b(conv);
   Location loc = conv.getLoc();
-  Type f32 = b.getF32Type();
-  auto flatColType = RankedTensorType::get({n, ckk, p}, f32);
+  Type elem = in.getElementType();
+  auto flatColType = RankedTensorType::get({n, ckk, p}, elem);
   Value col;
   bool pointwise = llvm::all_of(w.getShape().drop_front(2), [](int64_t k) { return k == 1; }) &&
                    llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
@@ -206,7 +213,7 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
     for (int64_t o : out.getShape().drop_front(2))
       colShape.push_back(o);
     auto launch = outlineKernel(conv, module, counter, "im2col", conv.getInput(),
-                                RankedTensorType::get(colShape, f32),
+                                RankedTensorType::get(colShape, elem),
                                 [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
                                   return SmallVector<Value>{im2col(kb, loc, conv, args[0], inits[0])};
                                 });
@@ -214,8 +221,8 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
       return failure();
     col = exec::ViewOp::create(b, loc, flatColType, launch->getResult(0));
   }
-  Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({m, ckk}, f32), conv.getWeight());
-  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, m, p}, f32), weights, col,
+  Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({m, ckk}, elem), conv.getWeight());
+  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, m, p}, out.getElementType()), weights, col,
                                    Value(), Value(), false, false, APFloat(1.0), APFloat(0.0),
                                    nodeNames(loc));
   Value result = exec::ViewOp::create(b, loc, out, gemm.getResult());
@@ -241,46 +248,57 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
   }
   conv.getResult().replaceAllUsesWith(result);
   conv.erase();
-  lowered = true;
   return success();
 }
 
-/// True when `mm` runs as a GEMM library call (f32, batch dims the call can
-/// stride through).
+/// True when `mm` runs as a GEMM library call (f32/f16/bf16, batch dims the
+/// call can stride through).
 bool isLibraryMatMul(nn::MatMulOp mm) {
   auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
   auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
   auto out = cast<RankedTensorType>(mm.getType());
-  return isF32(mm.getLhs()) && isF32(mm.getRhs()) && lhs.getRank() >= 2 && rhs.getRank() >= 2 &&
+  return isGemmElementTypes(mm.getLhs(), mm.getRhs(), mm.getResult()) && lhs.getRank() >= 2 && rhs.getRank() >= 2 &&
          out.hasStaticShape() && out.getNumElements() > 0 && lhs.getShape().back() != 0 &&
          gemmBatchCompatible(lhs, out) && gemmBatchCompatible(rhs, out);
 }
 
-/// f32 matrix products become GEMM library calls; Gemm's C is broadcast to
-/// the result first (by an outlined expand kernel) and accumulated with beta.
-LogicalResult lowerToGemm(Operation *op, ModuleOp module, int &counter, bool &lowered) {
-  lowered = false;
+/// True when lowerToGemm makes `op` a GEMM library call: MatMul, Gemm and
+/// ungrouped Conv with f32/f16/bf16 operands (the others become loop kernels).
+bool isLibraryContraction(Operation *op) {
+  if (auto mm = dyn_cast<nn::MatMulOp>(op))
+    return isLibraryMatMul(mm);
+  auto nonEmpty = [](Value v) { return cast<RankedTensorType>(v.getType()).getNumElements() > 0; };
+  if (auto g = dyn_cast<nn::GemmOp>(op)) {
+    auto a = cast<RankedTensorType>(g.getA().getType());
+    return isGemmElementTypes(g.getA(), g.getB(), g.getResult()) && nonEmpty(g.getResult()) &&
+           a.getShape()[g.getTransA() ? 0 : 1] != 0 &&
+           (!g.getC() || getElementTypeOrSelf(g.getC().getType()) == getElementTypeOrSelf(g.getType()));
+  }
   if (auto conv = dyn_cast<nn::ConvOp>(op))
-    return lowerConvToGemm(conv, module, counter, lowered);
+    return conv.getGroup() == 1 && isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) &&
+           nonEmpty(conv.getResult()) && nonEmpty(conv.getWeight());
+  return false;
+}
+
+/// Matrix products become GEMM library calls; Gemm's C is broadcast to the
+/// result first (by an outlined expand kernel) and accumulated with beta.
+LogicalResult lowerToGemm(Operation *op, ModuleOp module, int &counter, bool &lowered) {
+  lowered = isLibraryContraction(op);
+  if (!lowered)
+    return success();
+  if (auto conv = dyn_cast<nn::ConvOp>(op))
+    return lowerConvToGemm(conv, module, counter);
   OpBuilder b(op);
   if (auto mm = dyn_cast<nn::MatMulOp>(op)) {
-    if (!isLibraryMatMul(mm))
-      return success();
     auto gemm = exec::GemmOp::create(b, op->getLoc(), mm.getType(), mm.getLhs(), mm.getRhs(), Value(),
                                      Value(), false, false, APFloat(1.0), APFloat(0.0),
                                      nodeNames(op->getLoc()));
     op->replaceAllUsesWith(gemm->getResults());
     op->erase();
-    lowered = true;
     return success();
   }
-  auto g = dyn_cast<nn::GemmOp>(op);
-  if (!g || !isF32(g.getA()) || !isF32(g.getB()))
-    return success();
+  auto g = cast<nn::GemmOp>(op);
   auto out = cast<RankedTensorType>(g.getType());
-  auto a = cast<RankedTensorType>(g.getA().getType());
-  if (out.getNumElements() == 0 || a.getShape()[g.getTransA() ? 0 : 1] == 0)
-    return success();
   Value c = g.getC();
   double beta = g.getBeta().convertToDouble();
   if (c && beta != 0.0 && c.getType() != out) {
@@ -297,7 +315,6 @@ LogicalResult lowerToGemm(Operation *op, ModuleOp module, int &counter, bool &lo
                                    APFloat(c ? beta : 0.0), nodeNames(op->getLoc()));
   op->replaceAllUsesWith(gemm->getResults());
   op->erase();
-  lowered = true;
   return success();
 }
 
@@ -642,7 +659,7 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
     if (!func.isPrivate())
       entries.push_back(func);
   for (auto func : entries) {
-    computeLowPrecisionInF32(func);
+    computeLowPrecisionInF32(func, isLibraryContraction);
     if (options.fuse) {
       splitConvBias(func);
       if (options.gemmEpilogues)
