@@ -165,7 +165,7 @@ TargetOptions defaultTargets() {
 }
 
 llvm::Error parseTargetOption(llvm::StringRef text, TargetOptions &out) {
-  out = TargetOptions{false, {}};
+  out = TargetOptions{false, {}, false};
   llvm::SmallVector<llvm::StringRef> parts;
   text.split(parts, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef part : parts) {
@@ -175,9 +175,11 @@ llvm::Error parseTargetOption(llvm::StringRef text, TargetOptions &out) {
     if (part == "cpu") {
       out.cpu = true;
     } else if (part == "cuda") {
+      out.cudaRequested = true;
       out.cudaArchs = {"sm_80", "sm_90"};
     } else if (part.consume_front("cuda:") && part.starts_with("sm_") &&
                !part.drop_front(3).getAsInteger(10, cc) && cc >= 70) {
+      out.cudaRequested = true;
       if (!llvm::is_contained(out.cudaArchs, part))
         out.cudaArchs.push_back(part.str());
     } else {
@@ -332,13 +334,19 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   auto buffers = timed("bufferize", [&] { return bufferizeKernels(module); });
   if (!buffers)
     return buffers.takeError();
-  const TargetOptions &targets = options.targets;
+  TargetOptions targets = options.targets;
   GpuKernels gpu;
   if (!targets.cudaArchs.empty()) {
     auto lowered = timed("ptx", [&] { return lowerKernelsToGpu(*buffers, targets.cudaArchs); });
-    if (!lowered)
+    if (lowered) {
+      gpu = std::move(*lowered);
+    } else if (targets.cudaRequested || !targets.cpu) {
       return lowered.takeError();
-    gpu = std::move(*lowered);
+    } else {
+      result.warnings.push_back("no CUDA code in this module: " + llvm::toString(lowered.takeError()) +
+                                " (--target=cpu builds for the CPU alone without this warning)");
+      targets.cudaArchs.clear();
+    }
   }
   if (options.emit == EmitKind::PTX) {
     if (targets.cudaArchs.empty())
@@ -365,7 +373,9 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
       return lowered.takeError();
     host = std::move(*lowered);
   }
-  auto plan = timed("plan", [&] { return buildPlan(module, scratchBytes, options.plan); });
+  PlanOptions planOptions = options.plan;
+  planOptions.allowTf32 |= options.precision == Precision::TF32;
+  auto plan = timed("plan", [&] { return buildPlan(module, scratchBytes, planOptions); });
   if (!plan)
     return plan.takeError();
   plan->hostKernels = targets.cpu;

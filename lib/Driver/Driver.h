@@ -31,6 +31,10 @@ enum class EmitKind {
 struct TargetOptions {
   bool cpu = true;
   std::vector<std::string> cudaArchs; ///< "sm_80", "sm_90"
+  /// Whether the CUDA targets were asked for (`--target`): then a kernel the
+  /// GPU code generator cannot handle is an error; by default a warning, and
+  /// the module is built for the CPU alone.
+  bool cudaRequested = false;
 };
 
 /// `cpu`, plus `cuda:sm_80,cuda:sm_90` when the CUDA toolkit (ptxas) is found.
@@ -58,7 +62,7 @@ struct CompileOptions {
   /// Plan options (`--no-memory-reuse` turns reuse off for comparisons).
   PlanOptions plan;
   /// Compute precision (`--precision`); BF16, FP16 and Mixed run the
-  /// nncc-autocast pass, TF32 needs `plan.allowTf32` as well.
+  /// nncc-autocast pass, TF32 sets allow_tf32 on every GEMM step.
   Precision precision = Precision::FP32;
   /// ONNX node names or op types computed in f32 (`--keep-fp32`).
   std::vector<std::string> keepFp32;
@@ -94,6 +98,8 @@ struct CompileStats {
 /// of the object file, or nothing (the shared library was written).
 struct CompileResult {
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// What the user should know but did not stop the compilation.
+  std::vector<std::string> warnings;
   std::string text;
   CompileStats stats;
 };

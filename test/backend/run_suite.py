@@ -211,10 +211,13 @@ def main():
         worst = max(ratios)
         print(f"memory plan: worst arena / live lower bound {worst[0]:.3f} ({worst[1]}), "
               f"{sum(1 for r, _ in ratios if r > 1.05)} models above 1.05")
-    gpu = [r[1][2] for r in results if r[0] == "pass"]
-    for arch in sorted({a for archs in gpu for a in archs}):
-        print(f"{arch}: PTX of {sum(1 for archs in gpu if arch in archs)} of {len(gpu)} passing "
-              f"models assembled with ptxas")
+    gpu = {t[1]: r[1][2] for t, r in zip(tests, results) if r[0] == "pass"}
+    archs = sorted({a for found in gpu.values() for a in found})
+    for arch in archs:
+        print(f"{arch}: PTX of {sum(1 for found in gpu.values() if arch in found)} of {len(gpu)} "
+              f"passing models assembled with ptxas")
+    # With the CUDA toolkit present every passing model must carry GPU code.
+    without_gpu = sorted(name for name, found in gpu.items() if archs and found != archs)
     print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
 
     expected = set()
@@ -231,7 +234,9 @@ def main():
     regressions = sorted(expected - passed)
     for name in regressions:
         print(f"REGRESSION: {name} is in the pass list but fails")
-    return 1 if regressions else 0
+    for name in without_gpu:
+        print(f"NO GPU CODE: {name} passes on the CPU but its PTX did not assemble for {', '.join(archs)}")
+    return 1 if regressions or without_gpu else 0
 
 
 if __name__ == "__main__":

@@ -115,7 +115,6 @@ int main(int argc, char **argv) {
                                         "tf32, bf16, fp16 or mixed)",
                                         precision.c_str()));
   options.precision = *parsedPrecision;
-  options.plan.allowTf32 = *parsedPrecision == nncc::Precision::TF32;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   bool binary = emit == nncc::EmitKind::Object || emit == nncc::EmitKind::Module;
   std::string output = outputPath;
@@ -138,6 +137,8 @@ int main(int argc, char **argv) {
   auto result = nncc::compileOnnxFile(context, inputPath, output, options);
   if (!result)
     return fail(result.takeError());
+  for (const std::string &warning : result->warnings)
+    llvm::errs() << "nncc: warning: " << warning << "\n";
 
   if (!statsPath.empty()) {
     std::error_code ec;
