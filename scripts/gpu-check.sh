@@ -6,16 +6,21 @@
 #       GPU unit tests and their fixtures into BUNDLE, and with --nncc compiles
 #       the ONNX backend tests of test/backend/cpu_passing.txt for
 #       cpu,cuda:sm_90 with their inputs and expected outputs, smallest first,
-#       until the bundle reaches --max-mib (default 56: at most 64 MiB travel).
+#       until the bundle reaches --max-mib (default 48: at most 64 MiB travel,
+#       and the benchmark models take about 33 MiB of it).
 #   scripts/gpu-check.sh run BUNDLE
 #       there (one H200, the NVIDIA driver and CUDA 13, no Debian packages):
 #       1. every binary's dependencies resolve (ldd: nothing "not found"),
 #       2. nncc-info (text and --json),
 #       3. the GPU unit tests (runtime_cuda_tests: cuBLASLt GEMMs, PTX kernels,
 #          graphs, device pointers, profiling on cuda:0),
-#       4. every carried model on cuda:0 against its expected outputs.
+#       4. every carried model on cuda:0 against its expected outputs,
+#       5. the GPU benchmark (bench/gpu_bench.py: MLP, ResNet-style CNN and
+#          encoder at batch 1 and 64, and the encoder in bf16, against PyTorch
+#          eager and torch.compile), packed first when pack gets --nncc.
 #       Results go to $OUT (default BUNDLE/results): summary.txt, info.txt,
-#       info.json, gpu_tests.xml/.txt, models.txt (one line per model), logs/.
+#       info.json, gpu_tests.xml/.txt, models.txt (one line per model), logs/,
+#       gpu_bench.md/.json.
 #       Exit status 0 when everything passed.
 #
 # With the device tool: pack into build-rt/gpu-bundle, then
@@ -25,7 +30,7 @@ set -u -o pipefail
 die() { echo "gpu-check: error: $*" >&2; exit 1; }
 
 pack() {
-  local build=build-rt nncc="" max_mib=56 bundle=""
+  local build=build-rt nncc="" max_mib=48 bundle=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --build) build=$2; shift 2 ;;
@@ -50,6 +55,8 @@ pack() {
      "$bundle/fixtures/"
   cp "$0" "$bundle/gpu-check.sh"
   if [ -n "$nncc" ]; then
+    /usr/bin/python3 "$(dirname "$0")/../bench/gpu_bench.py" pack --nncc "$nncc" "$bundle/bench" \
+      > /dev/null || die "packing the benchmark models failed"
     local used budget
     used=$(du -sb "$bundle" | cut -f1)
     budget=$(( max_mib * 1024 * 1024 - used ))
@@ -113,6 +120,14 @@ run() {
     [ "$failed" = 0 ] || status=1
   else
     note "models on cuda:0: none carried (pack with --nncc)"
+  fi
+  # 5. nncc against PyTorch on the zoo models (same graphs, weights, inputs).
+  if [ -d "$bundle/bench" ]; then
+    timeout 360 python3 "$(dirname "$0")/../bench/gpu_bench.py" run --bundle "$bundle/bench" \
+      --nncc-run "$bundle/bin/nncc-run" --out "$out" > "$out/logs/gpu_bench.txt" 2>&1
+    rc=$?
+    note "GPU benchmark (exit $rc): gpu_bench.md"
+    [ $rc = 0 ] || status=1
   fi
   note "gpu-check: $([ $status = 0 ] && echo PASSED || echo FAILED)"
   return $status
