@@ -341,6 +341,104 @@ struct RecomposeAttention : OpRewritePattern<nn::MatMulOp> {
   }
 };
 
+/// The values of a constant f32 tensor of `shape`, or nullopt.
+std::optional<SmallVector<float>> constantFloats(Value v) {
+  DenseElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32())
+    return std::nullopt;
+  return SmallVector<float>(attr.getValues<float>());
+}
+
+/// matmul(x, W_i) + b_i for several i with the same x and constant W_i
+/// ([K, N_i]) and b_i ([N_i]) → matmul(x, [W_1 .. W_n]) + [b_1 .. b_n] and
+/// one slice per i: the Q/K/V projections of attention become one GEMM
+/// reading x once (whose slices attention reads in place).
+struct MergeSiblingProjections : OpRewritePattern<nn::MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  struct Projection {
+    nn::MatMulOp matmul;
+    nn::AddOp add;
+    SmallVector<float> weight, bias;
+  };
+
+  static std::optional<Projection> projection(nn::MatMulOp mm) {
+    auto w = dyn_cast<RankedTensorType>(mm.getRhs().getType());
+    auto out = cast<RankedTensorType>(mm.getType());
+    if (!w || w.getRank() != 2 || !w.getElementType().isF32() || !out.hasStaticShape() || !mm->hasOneUse())
+      return std::nullopt;
+    auto add = dyn_cast<nn::AddOp>(*mm->getUsers().begin());
+    if (!add || add.getType() != out || add.getLhs() != mm.getResult())
+      return std::nullopt;
+    auto weight = constantFloats(mm.getRhs()), bias = constantFloats(add.getRhs());
+    if (!weight || !bias || cast<RankedTensorType>(add.getRhs().getType()).getRank() != 1 ||
+        (int64_t)bias->size() != w.getShape()[1])
+      return std::nullopt;
+    return Projection{mm, add, std::move(*weight), std::move(*bias)};
+  }
+
+  LogicalResult matchAndRewrite(nn::MatMulOp first, PatternRewriter &rewriter) const override {
+    auto head = projection(first);
+    if (!head)
+      return failure();
+    SmallVector<Projection> group;
+    for (Operation *user : first.getLhs().getUsers()) {
+      auto mm = dyn_cast<nn::MatMulOp>(user);
+      if (!mm || mm.getLhs() != first.getLhs() || mm->getBlock() != first->getBlock())
+        continue;
+      if (auto p = projection(mm); p && mm.getRhs().getType().getShape()[0] == first.getRhs().getType().getShape()[0] &&
+                                   mm.getType().getShape().drop_back() == first.getType().getShape().drop_back())
+        group.push_back(std::move(*p));
+    }
+    // Columns in program order; anchored on the first of the group, so the
+    // merged GEMM dominates every use.
+    llvm::sort(group, [](Projection &a, Projection &b) { return a.matmul->isBeforeInBlock(b.matmul); });
+    if (group.size() < 2 || group.front().matmul != first)
+      return failure();
+    int64_t k = first.getRhs().getType().getShape()[0], total = 0;
+    for (const Projection &p : group)
+      total += p.bias.size();
+    SmallVector<float> weight(k * total), bias;
+    int64_t column = 0;
+    for (const Projection &p : group) {
+      int64_t n = p.bias.size();
+      for (int64_t r = 0; r < k; ++r)
+        std::copy_n(p.weight.begin() + r * n, n, weight.begin() + r * total + column);
+      bias.append(p.bias.begin(), p.bias.end());
+      column += n;
+    }
+    Location loc = first.getLoc();
+    auto f32 = rewriter.getF32Type();
+    auto outType = cast<RankedTensorType>(first.getType());
+    SmallVector<int64_t> shape(outType.getShape());
+    shape.back() = total;
+    auto mergedType = RankedTensorType::get(shape, f32);
+    rewriter.setInsertionPoint(first);
+    Value w = nn::ConstantOp::create(rewriter, loc, DenseElementsAttr::get(RankedTensorType::get({k, total}, f32), ArrayRef<float>(weight)));
+    Value b = nn::ConstantOp::create(rewriter, loc, DenseElementsAttr::get(RankedTensorType::get({total}, f32), ArrayRef<float>(bias)));
+    SmallVector<Location> locs;
+    for (Projection &p : group)
+      locs.append({p.matmul.getLoc(), p.add.getLoc()});
+    Location fused = rewriter.getFusedLoc(locs);
+    Value product = nn::MatMulOp::create(rewriter, fused, mergedType, first.getLhs(), w);
+    Value sum = nn::AddOp::create(rewriter, fused, mergedType, product, b);
+    column = 0;
+    int64_t rank = shape.size();
+    for (Projection &p : group) {
+      SmallVector<int64_t> starts(rank, 0), ends(shape), steps(rank, 1);
+      starts.back() = column;
+      column += p.bias.size();
+      ends.back() = column;
+      Value slice = nn::SliceOp::create(rewriter, p.add.getLoc(), p.add.getType(), sum, Value(), Value(), Value(),
+                                        Value(), rewriter.getDenseI64ArrayAttr(starts),
+                                        rewriter.getDenseI64ArrayAttr(ends), rewriter.getDenseI64ArrayAttr(steps));
+      rewriter.replaceOp(p.add, slice);
+      rewriter.eraseOp(p.matmul);
+    }
+    return success();
+  }
+};
+
 struct RecomposePass : nncc::impl::RecomposePassBase<RecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -354,5 +452,5 @@ struct RecomposePass : nncc::impl::RecomposePassBase<RecomposePass> {
 
 void nncc::populateRecomposePatterns(RewritePatternSet &patterns) {
   patterns.add<RecomposeErfGelu, RecomposeTanhGelu, RecomposeSoftmax, RecomposeLayerNorm,
-               FoldAffineIntoLayerNorm, RecomposeAttention>(patterns.getContext());
+               FoldAffineIntoLayerNorm, RecomposeAttention, MergeSiblingProjections>(patterns.getContext());
 }

@@ -253,3 +253,58 @@ func.func @attention_query_axis(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %
   %y = nn.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
+
+// -----
+
+// Projections of one input merge: one MatMul over [W1 W2], one Add of
+// [b1 b2], a column slice each.
+// CHECK-LABEL: func.func @sibling_projections
+// CHECK-DAG: %[[W:.*]] = nn.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// CHECK-DAG: %[[B:.*]] = nn.constant dense<[7.000000e+00, 8.000000e+00, 9.000000e+00]> : tensor<3xf32>
+// CHECK: %[[M:.*]] = nn.matmul %arg0, %[[W]] : (tensor<5x2xf32>, tensor<2x3xf32>) -> tensor<5x3xf32>
+// CHECK: %[[S:.*]] = nn.add %[[M]], %[[B]]
+// CHECK: %[[P:.*]] = nn.slice %[[S]] {ends = array<i64: 5, 1>, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>}
+// CHECK: %[[Q:.*]] = nn.slice %[[S]] {ends = array<i64: 5, 3>, starts = array<i64: 0, 1>, steps = array<i64: 1, 1>}
+// CHECK: return %[[P]], %[[Q]]
+func.func @sibling_projections(%x: tensor<5x2xf32>) -> (tensor<5x1xf32>, tensor<5x2xf32>) {
+  %w1 = nn.constant dense<[[1.0], [4.0]]> : tensor<2x1xf32>
+  %w2 = nn.constant dense<[[2.0, 3.0], [5.0, 6.0]]> : tensor<2x2xf32>
+  %b1 = nn.constant dense<[7.0]> : tensor<1xf32>
+  %b2 = nn.constant dense<[8.0, 9.0]> : tensor<2xf32>
+  %m1 = nn.matmul %x, %w1 : (tensor<5x2xf32>, tensor<2x1xf32>) -> tensor<5x1xf32>
+  %y1 = nn.add %m1, %b1 : (tensor<5x1xf32>, tensor<1xf32>) -> tensor<5x1xf32>
+  %m2 = nn.matmul %x, %w2 : (tensor<5x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>
+  %y2 = nn.add %m2, %b2 : (tensor<5x2xf32>, tensor<2xf32>) -> tensor<5x2xf32>
+  return %y1, %y2 : tensor<5x1xf32>, tensor<5x2xf32>
+}
+
+// -----
+
+// Must not merge: a weight that is not a constant, and a product also read
+// without its bias.
+// CHECK-LABEL: func.func @sibling_not_constant
+// CHECK-COUNT-2: nn.matmul
+// CHECK-NOT: nn.slice
+func.func @sibling_not_constant(%x: tensor<5x2xf32>, %w2: tensor<2x2xf32>) -> (tensor<5x2xf32>, tensor<5x2xf32>) {
+  %w1 = nn.constant dense<1.0> : tensor<2x2xf32>
+  %b = nn.constant dense<1.0> : tensor<2xf32>
+  %m1 = nn.matmul %x, %w1 : (tensor<5x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>
+  %y1 = nn.add %m1, %b : (tensor<5x2xf32>, tensor<2xf32>) -> tensor<5x2xf32>
+  %m2 = nn.matmul %x, %w2 : (tensor<5x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>
+  %y2 = nn.add %m2, %b : (tensor<5x2xf32>, tensor<2xf32>) -> tensor<5x2xf32>
+  return %y1, %y2 : tensor<5x2xf32>, tensor<5x2xf32>
+}
+
+// CHECK-LABEL: func.func @sibling_product_shared
+// CHECK-COUNT-2: nn.matmul
+// CHECK-NOT: nn.slice
+func.func @sibling_product_shared(%x: tensor<5x2xf32>) -> (tensor<5x2xf32>, tensor<5x2xf32>, tensor<5x2xf32>) {
+  %w1 = nn.constant dense<1.0> : tensor<2x2xf32>
+  %w2 = nn.constant dense<2.0> : tensor<2x2xf32>
+  %b = nn.constant dense<1.0> : tensor<2xf32>
+  %m1 = nn.matmul %x, %w1 : (tensor<5x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>
+  %y1 = nn.add %m1, %b : (tensor<5x2xf32>, tensor<2xf32>) -> tensor<5x2xf32>
+  %m2 = nn.matmul %x, %w2 : (tensor<5x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>
+  %y2 = nn.add %m2, %b : (tensor<5x2xf32>, tensor<2xf32>) -> tensor<5x2xf32>
+  return %y1, %y2, %m2 : tensor<5x2xf32>, tensor<5x2xf32>, tensor<5x2xf32>
+}

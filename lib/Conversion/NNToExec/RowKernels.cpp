@@ -93,8 +93,16 @@ bool isReshapeLike(Operation *op) {
   return isa<nn::ReshapeOp, nn::SqueezeOp, nn::UnsqueezeOp>(op) && op->getNumOperands() == 1;
 }
 
+/// A slice with constant starts and unit steps: element i reads start + i.
+bool isUnitSlice(Operation *op) {
+  auto slice = dyn_cast<nn::SliceOp>(op);
+  return slice && slice.getStarts() && slice.getSteps() && op->getNumOperands() == 1 &&
+         llvm::all_of(*slice.getSteps(), [](int64_t s) { return s == 1; }) &&
+         llvm::all_of(*slice.getStarts(), [](int64_t s) { return s >= 0; });
+}
+
 bool isCheap(Operation *op) {
-  return isReshapeLike(op) || isa<nn::TransposeOp, nn::AddOp, nn::SubOp, nn::MulOp>(op);
+  return isReshapeLike(op) || isUnitSlice(op) || isa<nn::TransposeOp, nn::AddOp, nn::SubOp, nn::MulOp>(op);
 }
 
 bool isStaticF32(Value v) {
@@ -369,6 +377,12 @@ Value ElementReader::read(OpBuilder &b, Location loc, Value v, ArrayRef<Value> i
       in[p] = index[d];
     return read(b, loc, transpose.getInput(), in);
   }
+  if (auto slice = dyn_cast<nn::SliceOp>(def)) {
+    SmallVector<Value> in;
+    for (auto [i, start] : llvm::zip(index, *slice.getStarts()))
+      in.push_back(start == 0 ? i : arith::AddIOp::create(b, loc, i, indexConstant(b, loc, start)).getResult());
+    return read(b, loc, slice.getInput(), in);
+  }
   if (isReshapeLike(def)) {
     // A chain of reshapes is one: only the outermost shape and the first
     // source shape matter.
@@ -392,7 +406,7 @@ llvm::SetVector<Operation *> inlinableProducers(Operation *root, bool cheapOnly)
     Value v = worklist.pop_back_val();
     Operation *def = v.getDefiningOp();
     if (!def || group.contains(def) || def->getNumResults() != 1 || def->getBlock() != root->getBlock() ||
-        !(isFusibleElementwise(def) || isReshapeLike(def) || isa<nn::TransposeOp>(def)) ||
+        !(isFusibleElementwise(def) || isReshapeLike(def) || isUnitSlice(def) || isa<nn::TransposeOp>(def)) ||
         (cheapOnly && !isCheap(def)) || !llvm::all_of(def->getUsers(), inGroup))
       continue;
     // Static shapes; elementwise ops on f32 only, whose scalar lowering exists.
