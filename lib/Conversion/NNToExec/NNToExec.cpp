@@ -1,5 +1,6 @@
 #include "lib/Conversion/NNToExec/NNToExec.h"
 
+#include "lib/Conversion/NNToExec/ConvKernels.h"
 #include "lib/Conversion/NNToExec/KernelBuilders.h"
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
 #include "lib/Conversion/NNToExec/RowKernels.h"
@@ -156,6 +157,8 @@ bool gemmBatchCompatible(RankedTensorType operand, RankedTensorType result) {
 Value im2col(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
   auto in = cast<RankedTensorType>(x.getType());
   int64_t spatial = in.getRank() - 2;
+  if (spatial == 2)
+    return buildIm2col2d(b, loc, conv, x, init);
   ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(), dilations = conv.getDilations();
   auto idx = [&](OpBuilder &nb, Location l, int64_t v) { return (Value)arith::ConstantIndexOp::create(nb, l, v); };
   auto colType = cast<RankedTensorType>(init.getType());
@@ -513,6 +516,27 @@ void fuseGemmEpilogues(func::FuncOp func) {
   }
 }
 
+/// Without library epilogues, a Gemm's column-vector C (beta 1) becomes an
+/// nn.add after a C-less Gemm: the add joins the consumers' fused kernel
+/// instead of a broadcast kernel and a copy step feeding the GEMM.
+void splitGemmBias(func::FuncOp func) {
+  SmallVector<nn::GemmOp> gemms;
+  func.walk([&](nn::GemmOp g) {
+    auto out = cast<RankedTensorType>(g.getType());
+    if (g.getC() && isF32(g.getA()) && isF32(g.getB()) && g.getBeta().convertToDouble() == 1.0 &&
+        out.hasStaticShape() && out.getNumElements() > 0 && isColumnVector(g.getC(), out))
+      gemms.push_back(g);
+  });
+  for (nn::GemmOp g : gemms) {
+    OpBuilder b(g);
+    auto bare = nn::GemmOp::create(b, g.getLoc(), g.getType(), g.getA(), g.getB(), Value(), g.getAlphaAttr(),
+                                   b.getF64FloatAttr(0.0), g.getTransAAttr(), g.getTransBAttr());
+    Value sum = nn::AddOp::create(b, g.getLoc(), g.getType(), bare.getResult(), g.getC());
+    g.getResult().replaceAllUsesWith(sum);
+    g.erase();
+  }
+}
+
 /// The permutation of `attention`'s single user when it is a transpose that
 /// keeps the last dim last: the attention kernel then writes its rows there.
 nn::TransposeOp absorbableTranspose(Operation *attention) {
@@ -611,6 +635,39 @@ LogicalResult fuseElementwise(func::FuncOp func, ModuleOp module, int &counter) 
   return success();
 }
 
+/// Depthwise 2-d convolutions become direct kernels (ConvKernels.cpp) that,
+/// when fusing, also apply the elementwise ops after them (bias, ReLU/Clip):
+/// one pass over the output instead of a convolution and an epilogue kernel.
+LogicalResult lowerDepthwiseConvs(func::FuncOp func, ModuleOp module, int &counter, bool fuse) {
+  SmallVector<nn::ConvOp> convs;
+  func.walk([&](nn::ConvOp conv) {
+    if (isDepthwiseConv2d(conv))
+      convs.push_back(conv);
+  });
+  for (nn::ConvOp conv : convs) {
+    SmallVector<Operation *> epilogue;
+    if (fuse)
+      epilogue = depthwiseEpilogue(conv);
+    Operation *last = epilogue.empty() ? conv.getOperation() : epilogue.back();
+    SmallVector<Location> locs{conv.getLoc()};
+    for (Operation *op : epilogue)
+      locs.push_back(op->getLoc());
+    last->setLoc(FusedLoc::get(conv->getContext(), locs));
+    auto launch = outlineKernel(last, module, counter, epilogue.empty() ? "depthwise_conv" : "fused_depthwise_conv",
+                                depthwiseOperands(conv, epilogue), last->getResultTypes(),
+                                [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                  return SmallVector<Value>{buildDepthwiseConv2d(kb, conv, epilogue, args, inits[0])};
+                                });
+    if (failed(launch))
+      return failure();
+    last->replaceAllUsesWith(launch->getResults());
+    for (Operation *op : llvm::reverse(epilogue))
+      op->erase();
+    conv->erase();
+  }
+  return success();
+}
+
 LogicalResult lowerFunction(func::FuncOp func, ModuleOp module, int &counter) {
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front())
@@ -660,10 +717,14 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
       entries.push_back(func);
   for (auto func : entries) {
     computeLowPrecisionInF32(func, isLibraryContraction);
+    if (failed(lowerDepthwiseConvs(func, module, counter, options.fuse)))
+      return failure();
     if (options.fuse) {
       splitConvBias(func);
       if (options.gemmEpilogues)
         fuseGemmEpilogues(func);
+      else
+        splitGemmBias(func);
     }
     if ((options.fuse && failed(fuseRowKernels(func, module, counter))) ||
         (options.fuse && failed(fuseElementwise(func, module, counter))) ||

@@ -230,6 +230,51 @@ Value buildLayerNorm(OpBuilder &b, nn::LayerNormOp ln, const ElementReader &read
   });
 }
 
+/// reduce_mean / reduce_sum over the trailing axes: each row's sum in
+/// row-major order (the unfused kernel's), divided by the count for the mean.
+Value buildReduceTrailing(OpBuilder &b, Operation *op, int64_t axis, const ElementReader &reader, Value init) {
+  Location loc = op->getLoc();
+  Value input = op->getOperand(0);
+  ArrayRef<int64_t> shape = shapeOf(input), cols = shape.drop_front(axis);
+  int64_t n = 1;
+  for (int64_t c : cols)
+    n *= c;
+  RowSlice slice;
+  for (int64_t d = 0; d < (int64_t)shapeOf(init).size(); ++d) {
+    slice.offsetsOf.push_back(d < axis ? d : -1);
+    slice.sizes.push_back(1);
+  }
+  Type t = b.getF32Type();
+  return forallRows(b, loc, shape.take_front(axis), init, slice,
+                    [&](OpBuilder &rb, Location l, ArrayRef<Value> outer, Value out) {
+    Value sum = forLoop(rb, l, n, scalarConstant(rb, l, t, 0),
+                        [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
+                          SmallVector<Value> index(outer);
+                          llvm::append_range(index, delinearize(nb, il, j, cols));
+                          return {addScalars(nb, il, reader.read(nb, il, input, index), acc[0])};
+                        })[0];
+    Value result = isa<nn::ReduceMeanOp>(op) ? arith::DivFOp::create(rb, l, sum, scalarConstant(rb, l, t, (double)n)).getResult() : sum;
+    return writeRow(rb, l, out, [&](OpBuilder &, Location, ArrayRef<Value>, Value) { return result; });
+  });
+}
+
+/// The first reduced axis of a reduce_mean/reduce_sum over trailing axes.
+std::optional<int64_t> trailingReduction(Operation *op) {
+  std::optional<ArrayRef<int64_t>> axes;
+  if (auto r = dyn_cast<nn::ReduceMeanOp>(op))
+    axes = r.getAxes();
+  else if (auto r = dyn_cast<nn::ReduceSumOp>(op))
+    axes = r.getAxes();
+  int64_t rank = shapeOf(op->getOperand(0)).size();
+  // At least one kept dim: the rows.
+  if (!axes || axes->empty() || axes->back() != rank - 1 || axes->front() == 0 || op->getNumOperands() != 1)
+    return std::nullopt;
+  for (size_t i = 1; i < axes->size(); ++i)
+    if ((*axes)[i] != (*axes)[i - 1] + 1)
+      return std::nullopt;
+  return axes->front();
+}
+
 /// softmax / log_softmax over the last axis: the row maximum, the sum of
 /// exp(x - max), then the row (the unfused kernel's operation order).
 Value buildSoftmax(OpBuilder &b, Operation *op, const ElementReader &reader, Value init) {
@@ -426,13 +471,15 @@ llvm::SetVector<Operation *> inlinableProducers(Operation *root, bool cheapOnly)
 }
 
 bool isRowKernelRoot(Operation *op) {
-  if (!isa<nn::LayerNormOp, nn::AttentionOp, nn::SoftmaxOp, nn::LogSoftmaxOp>(op))
+  if (!isa<nn::LayerNormOp, nn::AttentionOp, nn::SoftmaxOp, nn::LogSoftmaxOp, nn::ReduceMeanOp, nn::ReduceSumOp>(op))
     return false;
   if (!llvm::all_of(op->getOperands(), isStaticF32) || !isStaticF32(op->getResult(0)) ||
       cast<RankedTensorType>(op->getResult(0).getType()).getNumElements() == 0)
     return false;
   if (isa<nn::LayerNormOp, nn::AttentionOp>(op))
     return true;
+  if (isa<nn::ReduceMeanOp, nn::ReduceSumOp>(op))
+    return trailingReduction(op).has_value();
   if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op))
     return op->getAttrOfType<IntegerAttr>("axis").getInt() == (int64_t)shapeOf(op->getOperand(0)).size() - 1;
   return false;
@@ -444,6 +491,8 @@ FailureOr<SmallVector<Value>> buildRowKernel(OpBuilder &b, Operation *root, cons
     return SmallVector<Value>{buildLayerNorm(b, ln, reader, init)};
   if (auto attention = dyn_cast<nn::AttentionOp>(root))
     return SmallVector<Value>{buildAttention(b, attention, reader, init, outPerm)};
+  if (auto axis = trailingReduction(root))
+    return SmallVector<Value>{buildReduceTrailing(b, root, *axis, reader, init)};
   return SmallVector<Value>{buildSoftmax(b, root, reader, init)};
 }
 

@@ -33,7 +33,8 @@ private:
 llvm::SetVector<mlir::Operation *> inlinableProducers(mlir::Operation *root, bool cheapOnly);
 
 /// True for the ops built as one parallel loop over rows: layer_norm,
-/// softmax/log_softmax over the last axis, attention (f32, static shapes).
+/// softmax/log_softmax over the last axis, reduce_mean/reduce_sum over
+/// trailing axes, attention (f32, static shapes).
 bool isRowKernelRoot(mlir::Operation *op);
 
 /// Builds the kernel of a row root: one scf.forall over the rows (the kept
