@@ -157,8 +157,6 @@ bool gemmBatchCompatible(RankedTensorType operand, RankedTensorType result) {
 Value im2col(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
   auto in = cast<RankedTensorType>(x.getType());
   int64_t spatial = in.getRank() - 2;
-  if (spatial == 2)
-    return buildIm2col2d(b, loc, conv, x, init);
   ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(), dilations = conv.getDilations();
   auto idx = [&](OpBuilder &nb, Location l, int64_t v) { return (Value)arith::ConstantIndexOp::create(nb, l, v); };
   auto colType = cast<RankedTensorType>(init.getType());
@@ -668,6 +666,18 @@ LogicalResult lowerDepthwiseConvs(func::FuncOp func, ModuleOp module, int &count
   return success();
 }
 
+/// Moves the kernels to the end of the module in the order of their first
+/// launch, so kernels read in schedule order whichever fusion built them.
+void orderKernelsBySchedule(ModuleOp module, ArrayRef<func::FuncOp> entries) {
+  llvm::SmallPtrSet<Operation *, 32> moved;
+  for (func::FuncOp entry : entries)
+    entry.walk([&](exec::LaunchOp launch) {
+      auto kernel = module.lookupSymbol<func::FuncOp>(launch.getKernel());
+      if (kernel && moved.insert(kernel).second)
+        kernel->moveBefore(module.getBody(), module.getBody()->end());
+    });
+}
+
 LogicalResult lowerFunction(func::FuncOp func, ModuleOp module, int &counter) {
   SmallVector<Operation *> ops;
   for (Operation &op : func.getBody().front())
@@ -731,6 +741,7 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
         failed(lowerFunction(func, module, counter)))
       return failure();
   }
+  orderKernelsBySchedule(module, entries);
   return success();
 }
 
