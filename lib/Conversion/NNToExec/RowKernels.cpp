@@ -321,7 +321,7 @@ Value treeSum(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
 }
 
 /// attention, one (batch..., query) row at a time: the row's Sk scores, their
-/// maximum, p = exp(s - max) and the output row accumulating p * v in place.
+/// maximum, p = exp(s - max), then each output element's sum of p * v.
 /// Only one row of scores exists at a time (per thread), never the matrix.
 Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &reader, Value init,
                      ArrayRef<int64_t> outPerm) {
@@ -392,19 +392,20 @@ Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &read
                           [&](OpBuilder &nb, Location il, ValueRange s) -> SmallVector<Value> {
                             return {math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, s[0], max))};
                           })[0];
-    Value zeroRow = fill(rb, l, outRow, scalarConstant(rb, l, t, 0));
-    auto final = forLoop(rb, l, keys, {scalarConstant(rb, l, t, 0), zeroRow},
-                         [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
-      Value p = tensor::ExtractOp::create(nb, il, probs, j);
-      Value sum = arith::AddFOp::create(nb, il, carried[0], p);
-      Value acc = writeRow(nb, il, carried[1], [&](OpBuilder &eb, Location el, ArrayRef<Value> e, Value old) -> Value {
-        Value ve = reader.read(eb, el, op.getV(), at(batch, j, e[0]));
-        return arith::AddFOp::create(eb, el, old, arith::MulFOp::create(eb, el, p, ve));
-      });
-      return {sum, acc};
-    });
-    return writeRow(rb, l, final[1], [&](OpBuilder &nb, Location il, ArrayRef<Value>, Value old) -> Value {
-      return arith::DivFOp::create(nb, il, old, final[0]);
+    Value sum = forLoop(rb, l, keys, scalarConstant(rb, l, t, 0),
+                        [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
+                          return {arith::AddFOp::create(nb, il, acc[0], tensor::ExtractOp::create(nb, il, probs, j))};
+                        })[0];
+    // Each output element sums p * v over the keys in a register; across the
+    // row the v reads are contiguous, so the row vectorizes.
+    return writeRow(rb, l, outRow, [&](OpBuilder &nb, Location il, ArrayRef<Value> e, Value) -> Value {
+      Value acc = forLoop(nb, il, keys, scalarConstant(nb, il, t, 0),
+                          [&](OpBuilder &jb, Location jl, Value j, ValueRange carried) -> SmallVector<Value> {
+                            Value p = tensor::ExtractOp::create(jb, jl, probs, j);
+                            Value ve = reader.read(jb, jl, op.getV(), at(batch, j, e[0]));
+                            return {arith::AddFOp::create(jb, jl, carried[0], arith::MulFOp::create(jb, jl, p, ve))};
+                          })[0];
+      return arith::DivFOp::create(nb, il, acc, sum);
     });
   });
 }
