@@ -164,6 +164,16 @@ struct AutocastOptionsResolved {
   SmallVector<std::string> keep;
 };
 
+/// True for a contraction's addend: Gemm's C and a convolution's bias (the
+/// GEMM epilogue adds them in the result's type) and attention's additive
+/// mask, which stays f32 (its large negative values overflow f16, and the
+/// softmax it feeds computes in f32).
+bool isAddend(Operation *op, unsigned operand) {
+  if (isa<nn::GemmOp, nn::ConvOp, nn::ConvTransposeOp>(op))
+    return operand == 2;
+  return isa<nn::AttentionOp>(op) && operand == 3;
+}
+
 /// The float operands an op computes on (Resize's scales are parameters).
 SmallVector<unsigned> dataOperands(Operation *op) {
   SmallVector<unsigned> indices;
@@ -191,7 +201,7 @@ void autocastOp(Operation *op, const AutocastOptionsResolved &o, CastCache &cast
   Type resultType = f32;
   if (rule == Rule::LowPrecisionGemm) {
     for (auto [k, i] : llvm::enumerate(data))
-      operandType[k] = (!o.mixed || i < 2) ? o.low : f32;
+      operandType[k] = !isAddend(op, i) || (!o.mixed && !isa<nn::AttentionOp>(op)) ? o.low : f32;
     resultType = o.mixed ? f32 : o.low;
   } else if (rule == Rule::FollowInputs) {
     bool anyVoter = false, allLow = true;

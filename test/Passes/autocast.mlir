@@ -125,3 +125,18 @@ func.func @cast_pairs(%x: tensor<2x4xbf16>, %y: tensor<2x4xf32>) -> tensor<2x4xf
   %a = nn.add %m, %b : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
   return %a : tensor<2x4xf32>
 }
+
+// -----
+
+// Attention is a GEMM: q, k and v in the low type (all three in mixed too);
+// its additive mask stays f32.
+// CHECK-LABEL: func.func @attention
+// CHECK: nn.attention {{.*}} : (tensor<2x4x8xbf16>, tensor<2x6x8xbf16>, tensor<2x6x3xbf16>, tensor<4x6xf32>) -> tensor<2x4x3xbf16>
+// FP16-LABEL: func.func @attention
+// FP16: nn.attention {{.*}} : (tensor<2x4x8xf16>, tensor<2x6x8xf16>, tensor<2x6x3xf16>, tensor<4x6xf32>) -> tensor<2x4x3xf16>
+// MIXED-LABEL: func.func @attention
+// MIXED: nn.attention {{.*}} : (tensor<2x4x8xbf16>, tensor<2x6x8xbf16>, tensor<2x6x3xbf16>, tensor<4x6xf32>) -> tensor<2x4x3xf32>
+func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tensor<2x6x3xf32>, %m: tensor<4x6xf32>) -> tensor<2x4x3xf32> {
+  %0 = nn.attention %q, %k, %v, %m {scale = 0.5 : f64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x3xf32>, tensor<4x6xf32>) -> tensor<2x4x3xf32>
+  return %0 : tensor<2x4x3xf32>
+}
