@@ -349,11 +349,13 @@ std::optional<SmallVector<float>> constantFloats(Value v) {
   return SmallVector<float>(attr.getValues<float>());
 }
 
-/// matmul(x, W_i) + b_i for several i with the same x and constant W_i
-/// ([K, N_i]) and b_i ([N_i]) → matmul(x, [W_1 .. W_n]) + [b_1 .. b_n] and
-/// one slice per i: the Q/K/V projections of attention become one GEMM
-/// reading x once (whose slices attention reads in place).
-struct MergeSiblingProjections : OpRewritePattern<nn::MatMulOp> {
+/// The Q/K/V projections of one attention, matmul(x, W_i) + b_i with the
+/// same x and constant W_i ([K, N_i]) and b_i ([N_i]) (reaching the attention
+/// through head-split reshapes and transposes) → matmul(x, [W_1 .. W_n]) +
+/// [b_1 .. b_n] and one column slice each: one GEMM reads x once, and the
+/// attention kernel reads its slices in place. Anchored on the attention, so
+/// projections feeding ops that would have to copy a slice stay apart.
+struct MergeSiblingProjections : OpRewritePattern<nn::AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
   struct Projection {
@@ -377,24 +379,39 @@ struct MergeSiblingProjections : OpRewritePattern<nn::MatMulOp> {
     return Projection{mm, add, std::move(*weight), std::move(*bias)};
   }
 
-  LogicalResult matchAndRewrite(nn::MatMulOp first, PatternRewriter &rewriter) const override {
-    auto head = projection(first);
-    if (!head)
-      return failure();
+  /// The projection `v` is a head split of, if any.
+  static std::optional<Projection> projectionOf(Value v) {
+    Operation *def = v.getDefiningOp();
+    while (isa_and_nonnull<nn::TransposeOp, nn::ReshapeOp>(def) && def->hasOneUse() && def->getNumOperands() == 1)
+      def = def->getOperand(0).getDefiningOp();
+    auto add = dyn_cast_or_null<nn::AddOp>(def);
+    auto mm = add ? add.getLhs().getDefiningOp<nn::MatMulOp>() : nn::MatMulOp();
+    if (!mm)
+      return std::nullopt;
+    return projection(mm);
+  }
+
+  LogicalResult matchAndRewrite(nn::AttentionOp attention, PatternRewriter &rewriter) const override {
     SmallVector<Projection> group;
-    for (Operation *user : first.getLhs().getUsers()) {
-      auto mm = dyn_cast<nn::MatMulOp>(user);
-      if (!mm || mm.getLhs() != first.getLhs() || mm->getBlock() != first->getBlock())
+    for (Value operand : {attention.getQ(), attention.getK(), attention.getV()}) {
+      auto p = projectionOf(operand);
+      if (!p || llvm::any_of(group, [&](Projection &g) { return g.matmul == p->matmul; }))
         continue;
-      if (auto p = projection(mm); p && mm.getRhs().getType().getShape()[0] == first.getRhs().getType().getShape()[0] &&
-                                   mm.getType().getShape().drop_back() == first.getType().getShape().drop_back())
-        group.push_back(std::move(*p));
+      if (!group.empty()) {
+        nn::MatMulOp head = group.front().matmul;
+        if (p->matmul.getLhs() != head.getLhs() || p->matmul->getBlock() != head->getBlock() ||
+            p->matmul.getRhs().getType().getShape()[0] != head.getRhs().getType().getShape()[0] ||
+            p->matmul.getType().getShape().drop_back() != head.getType().getShape().drop_back())
+          continue;
+      }
+      group.push_back(std::move(*p));
     }
-    // Columns in program order; anchored on the first of the group, so the
-    // merged GEMM dominates every use.
-    llvm::sort(group, [](Projection &a, Projection &b) { return a.matmul->isBeforeInBlock(b.matmul); });
-    if (group.size() < 2 || group.front().matmul != first)
+    if (group.size() < 2)
       return failure();
+    // Columns in program order; built before the first, so the merged GEMM
+    // dominates every use.
+    llvm::sort(group, [](Projection &a, Projection &b) { return a.matmul->isBeforeInBlock(b.matmul); });
+    nn::MatMulOp first = group.front().matmul;
     int64_t k = first.getRhs().getType().getShape()[0], total = 0;
     for (const Projection &p : group)
       total += p.bias.size();

@@ -256,37 +256,45 @@ func.func @attention_query_axis(%q: tensor<2x4x8xf32>, %kt: tensor<2x8x4xf32>, %
 
 // -----
 
-// Projections of one input merge: one MatMul over [W1 W2], one Add of
-// [b1 b2], a column slice each.
+// The Q/K/V projections of one attention merge: one MatMul over [Wq Wk Wv],
+// one Add of [bq bk bv], a column slice each (the head split reads them).
 // CHECK-LABEL: func.func @sibling_projections
 // CHECK-DAG: %[[W:.*]] = nn.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
 // CHECK-DAG: %[[B:.*]] = nn.constant dense<[7.000000e+00, 8.000000e+00, 9.000000e+00]> : tensor<3xf32>
-// CHECK: %[[M:.*]] = nn.matmul %arg0, %[[W]] : (tensor<5x2xf32>, tensor<2x3xf32>) -> tensor<5x3xf32>
+// CHECK: %[[M:.*]] = nn.matmul %arg0, %[[W]] : (tensor<1x5x2xf32>, tensor<2x3xf32>) -> tensor<1x5x3xf32>
 // CHECK: %[[S:.*]] = nn.add %[[M]], %[[B]]
-// CHECK: %[[P:.*]] = nn.slice %[[S]] {ends = array<i64: 5, 1>, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>}
-// CHECK: %[[Q:.*]] = nn.slice %[[S]] {ends = array<i64: 5, 3>, starts = array<i64: 0, 1>, steps = array<i64: 1, 1>}
-// CHECK: return %[[P]], %[[Q]]
-func.func @sibling_projections(%x: tensor<5x2xf32>) -> (tensor<5x1xf32>, tensor<5x2xf32>) {
-  %w1 = nn.constant dense<[[1.0], [4.0]]> : tensor<2x1xf32>
-  %w2 = nn.constant dense<[[2.0, 3.0], [5.0, 6.0]]> : tensor<2x2xf32>
-  %b1 = nn.constant dense<[7.0]> : tensor<1xf32>
-  %b2 = nn.constant dense<[8.0, 9.0]> : tensor<2xf32>
-  %m1 = nn.matmul %x, %w1 : (tensor<5x2xf32>, tensor<2x1xf32>) -> tensor<5x1xf32>
-  %y1 = nn.add %m1, %b1 : (tensor<5x1xf32>, tensor<1xf32>) -> tensor<5x1xf32>
-  %m2 = nn.matmul %x, %w2 : (tensor<5x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>
-  %y2 = nn.add %m2, %b2 : (tensor<5x2xf32>, tensor<2xf32>) -> tensor<5x2xf32>
-  return %y1, %y2 : tensor<5x1xf32>, tensor<5x2xf32>
+// CHECK-DAG: nn.slice %[[S]] {ends = array<i64: 1, 5, 1>, starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>}
+// CHECK-DAG: nn.slice %[[S]] {ends = array<i64: 1, 5, 2>, starts = array<i64: 0, 0, 1>, steps = array<i64: 1, 1, 1>}
+// CHECK-DAG: nn.slice %[[S]] {ends = array<i64: 1, 5, 3>, starts = array<i64: 0, 0, 2>, steps = array<i64: 1, 1, 1>}
+// CHECK: nn.attention
+// CHECK-NOT: nn.matmul
+func.func @sibling_projections(%x: tensor<1x5x2xf32>) -> tensor<1x5x1xf32> {
+  %wq = nn.constant dense<[[1.0], [4.0]]> : tensor<2x1xf32>
+  %wk = nn.constant dense<[[2.0], [5.0]]> : tensor<2x1xf32>
+  %wv = nn.constant dense<[[3.0], [6.0]]> : tensor<2x1xf32>
+  %bq = nn.constant dense<[7.0]> : tensor<1xf32>
+  %bk = nn.constant dense<[8.0]> : tensor<1xf32>
+  %bv = nn.constant dense<[9.0]> : tensor<1xf32>
+  %mq = nn.matmul %x, %wq : (tensor<1x5x2xf32>, tensor<2x1xf32>) -> tensor<1x5x1xf32>
+  %q = nn.add %mq, %bq : (tensor<1x5x1xf32>, tensor<1xf32>) -> tensor<1x5x1xf32>
+  %mk = nn.matmul %x, %wk : (tensor<1x5x2xf32>, tensor<2x1xf32>) -> tensor<1x5x1xf32>
+  %k = nn.add %mk, %bk : (tensor<1x5x1xf32>, tensor<1xf32>) -> tensor<1x5x1xf32>
+  %mv = nn.matmul %x, %wv : (tensor<1x5x2xf32>, tensor<2x1xf32>) -> tensor<1x5x1xf32>
+  %v = nn.add %mv, %bv : (tensor<1x5x1xf32>, tensor<1xf32>) -> tensor<1x5x1xf32>
+  %y = nn.attention %q, %k, %v {scale = 1.0 : f64} : (tensor<1x5x1xf32>, tensor<1x5x1xf32>, tensor<1x5x1xf32>) -> tensor<1x5x1xf32>
+  return %y : tensor<1x5x1xf32>
 }
 
 // -----
 
-// Must not merge: a weight that is not a constant, and a product also read
-// without its bias.
-// CHECK-LABEL: func.func @sibling_not_constant
+// Must not merge: projections of one input that no attention reads (their
+// slices would have to be copied), and a weight that is not a constant.
+// CHECK-LABEL: func.func @sibling_without_attention
 // CHECK-COUNT-2: nn.matmul
 // CHECK-NOT: nn.slice
-func.func @sibling_not_constant(%x: tensor<5x2xf32>, %w2: tensor<2x2xf32>) -> (tensor<5x2xf32>, tensor<5x2xf32>) {
+func.func @sibling_without_attention(%x: tensor<5x2xf32>) -> (tensor<5x2xf32>, tensor<5x2xf32>) {
   %w1 = nn.constant dense<1.0> : tensor<2x2xf32>
+  %w2 = nn.constant dense<2.0> : tensor<2x2xf32>
   %b = nn.constant dense<1.0> : tensor<2xf32>
   %m1 = nn.matmul %x, %w1 : (tensor<5x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>
   %y1 = nn.add %m1, %b : (tensor<5x2xf32>, tensor<2xf32>) -> tensor<5x2xf32>
@@ -295,16 +303,16 @@ func.func @sibling_not_constant(%x: tensor<5x2xf32>, %w2: tensor<2x2xf32>) -> (t
   return %y1, %y2 : tensor<5x2xf32>, tensor<5x2xf32>
 }
 
-// CHECK-LABEL: func.func @sibling_product_shared
+// CHECK-LABEL: func.func @sibling_not_constant
 // CHECK-COUNT-2: nn.matmul
 // CHECK-NOT: nn.slice
-func.func @sibling_product_shared(%x: tensor<5x2xf32>) -> (tensor<5x2xf32>, tensor<5x2xf32>, tensor<5x2xf32>) {
-  %w1 = nn.constant dense<1.0> : tensor<2x2xf32>
-  %w2 = nn.constant dense<2.0> : tensor<2x2xf32>
+func.func @sibling_not_constant(%x: tensor<1x5x2xf32>, %wk: tensor<2x2xf32>) -> tensor<1x5x2xf32> {
+  %wq = nn.constant dense<1.0> : tensor<2x2xf32>
   %b = nn.constant dense<1.0> : tensor<2xf32>
-  %m1 = nn.matmul %x, %w1 : (tensor<5x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>
-  %y1 = nn.add %m1, %b : (tensor<5x2xf32>, tensor<2xf32>) -> tensor<5x2xf32>
-  %m2 = nn.matmul %x, %w2 : (tensor<5x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>
-  %y2 = nn.add %m2, %b : (tensor<5x2xf32>, tensor<2xf32>) -> tensor<5x2xf32>
-  return %y1, %y2, %m2 : tensor<5x2xf32>, tensor<5x2xf32>, tensor<5x2xf32>
+  %mq = nn.matmul %x, %wq : (tensor<1x5x2xf32>, tensor<2x2xf32>) -> tensor<1x5x2xf32>
+  %q = nn.add %mq, %b : (tensor<1x5x2xf32>, tensor<2xf32>) -> tensor<1x5x2xf32>
+  %mk = nn.matmul %x, %wk : (tensor<1x5x2xf32>, tensor<2x2xf32>) -> tensor<1x5x2xf32>
+  %k = nn.add %mk, %b : (tensor<1x5x2xf32>, tensor<2xf32>) -> tensor<1x5x2xf32>
+  %y = nn.attention %q, %k, %k {scale = 1.0 : f64} : (tensor<1x5x2xf32>, tensor<1x5x2xf32>, tensor<1x5x2xf32>) -> tensor<1x5x2xf32>
+  return %y : tensor<1x5x2xf32>
 }
