@@ -1,6 +1,5 @@
 #include "lib/Conversion/NNToExec/NNToExec.h"
 
-#include "lib/Conversion/NNToExec/ConvKernels.h"
 #include "lib/Conversion/NNToExec/KernelBuilders.h"
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
 #include "lib/Conversion/NNToExec/RowKernels.h"
@@ -633,39 +632,6 @@ LogicalResult fuseElementwise(func::FuncOp func, ModuleOp module, int &counter) 
   return success();
 }
 
-/// Depthwise 2-d convolutions become direct kernels (ConvKernels.cpp) that,
-/// when fusing, also apply the elementwise ops after them (bias, ReLU/Clip):
-/// one pass over the output instead of a convolution and an epilogue kernel.
-LogicalResult lowerDepthwiseConvs(func::FuncOp func, ModuleOp module, int &counter, bool fuse) {
-  SmallVector<nn::ConvOp> convs;
-  func.walk([&](nn::ConvOp conv) {
-    if (isDepthwiseConv2d(conv))
-      convs.push_back(conv);
-  });
-  for (nn::ConvOp conv : convs) {
-    SmallVector<Operation *> epilogue;
-    if (fuse)
-      epilogue = depthwiseEpilogue(conv);
-    Operation *last = epilogue.empty() ? conv.getOperation() : epilogue.back();
-    SmallVector<Location> locs{conv.getLoc()};
-    for (Operation *op : epilogue)
-      locs.push_back(op->getLoc());
-    last->setLoc(FusedLoc::get(conv->getContext(), locs));
-    auto launch = outlineKernel(last, module, counter, epilogue.empty() ? "depthwise_conv" : "fused_depthwise_conv",
-                                depthwiseOperands(conv, epilogue), last->getResultTypes(),
-                                [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                                  return SmallVector<Value>{buildDepthwiseConv2d(kb, conv, epilogue, args, inits[0])};
-                                });
-    if (failed(launch))
-      return failure();
-    last->replaceAllUsesWith(launch->getResults());
-    for (Operation *op : llvm::reverse(epilogue))
-      op->erase();
-    conv->erase();
-  }
-  return success();
-}
-
 /// Moves the kernels to the end of the module in the order of their first
 /// launch, so kernels read in schedule order whichever fusion built them.
 void orderKernelsBySchedule(ModuleOp module, ArrayRef<func::FuncOp> entries) {
@@ -727,8 +693,6 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
       entries.push_back(func);
   for (auto func : entries) {
     computeLowPrecisionInF32(func, isLibraryContraction);
-    if (failed(lowerDepthwiseConvs(func, module, counter, options.fuse)))
-      return failure();
     if (options.fuse) {
       splitConvBias(func);
       if (options.gemmEpilogues)
