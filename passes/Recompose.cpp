@@ -10,6 +10,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
+#include <limits>
 
 namespace nncc {
 #define GEN_PASS_DEF_RECOMPOSEPASS
@@ -305,6 +306,22 @@ struct RecomposeAttention : OpRewritePattern<nn::MatMulOp> {
       if (!sameType(s, add))
         return failure();
     }
+    // where(causal, scores, -inf) is the additive mask 0 / -inf (exact:
+    // both give exp = 0 off the mask), built once the match succeeds.
+    DenseElementsAttr selectMask;
+    if (auto where = s.getDefiningOp<nn::WhereOp>(); where && !mask && where->hasOneUse()) {
+      DenseElementsAttr condition;
+      auto fill = scalarConstant(where.getRhs());
+      if (matchPattern(where.getCondition(), m_Constant(&condition)) && fill && std::isinf(*fill) && *fill < 0 &&
+          sameType(where.getLhs(), where)) {
+        SmallVector<float> additive;
+        for (bool keep : condition.getValues<bool>())
+          additive.push_back(keep ? 0.0f : -std::numeric_limits<float>::infinity());
+        auto type = RankedTensorType::get(condition.getType().getShape(), rewriter.getF32Type());
+        selectMask = DenseElementsAttr::get(type, ArrayRef<float>(additive));
+        s = where.getLhs();
+      }
+    }
     double scale = 1.0;
     if (Operation *scaling = s.getDefiningOp(); isa_and_nonnull<nn::DivOp, nn::MulOp>(scaling) && scaling->hasOneUse()) {
       Value product = scaling->getOperand(0);
@@ -334,6 +351,8 @@ struct RecomposeAttention : OpRewritePattern<nn::MatMulOp> {
     Value k = nn::TransposeOp::create(rewriter, out.getLoc(), RankedTensorType::get(kShape, kTType.getElementType()),
                                       kT, rewriter.getDenseI64ArrayAttr(perm));
     Location loc = rewriter.getFusedLoc({scores.getLoc(), softmax.getLoc(), out.getLoc()});
+    if (selectMask)
+      mask = nn::ConstantOp::create(rewriter, loc, selectMask);
     auto attention = nn::AttentionOp::create(rewriter, loc, out.getType(), q, k, v, mask,
                                              rewriter.getF64FloatAttr(scale));
     rewriter.replaceOp(out, attention);

@@ -316,3 +316,35 @@ func.func @sibling_not_constant(%x: tensor<1x5x2xf32>, %wk: tensor<2x2xf32>) -> 
   %y = nn.attention %q, %k, %k {scale = 1.0 : f64} : (tensor<1x5x2xf32>, tensor<1x5x2xf32>, tensor<1x5x2xf32>) -> tensor<1x5x2xf32>
   return %y : tensor<1x5x2xf32>
 }
+
+// -----
+
+// A causal Where(mask, scores, -inf) is the additive mask 0 / -inf.
+// CHECK-LABEL: func.func @attention_causal_where
+// CHECK: %[[M:.*]] = nn.constant dense<{{\[\[}}0.000000e+00, 0xFF800000], [0.000000e+00, 0.000000e+00]]> : tensor<2x2xf32>
+// CHECK: nn.attention %arg0, %{{.*}}, %arg2, %[[M]] {scale = 1.000000e+00 : f64}
+// CHECK-NOT: nn.where
+func.func @attention_causal_where(%q: tensor<1x2x4xf32>, %kt: tensor<1x4x2xf32>, %v: tensor<1x2x4xf32>) -> tensor<1x2x4xf32> {
+  %causal = nn.constant dense<[[true, false], [true, true]]> : tensor<2x2xi1>
+  %ninf = nn.constant dense<0xFF800000> : tensor<f32>
+  %s = nn.matmul %q, %kt : (tensor<1x2x4xf32>, tensor<1x4x2xf32>) -> tensor<1x2x2xf32>
+  %w = nn.where %causal, %s, %ninf : (tensor<2x2xi1>, tensor<1x2x2xf32>, tensor<f32>) -> tensor<1x2x2xf32>
+  %p = nn.softmax %w {axis = 2 : i64} : tensor<1x2x2xf32>
+  %y = nn.matmul %p, %v : (tensor<1x2x2xf32>, tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+// Must not match: a finite fill value (Where(mask, s, -1e4) is not s + mask).
+// CHECK-LABEL: func.func @attention_finite_where
+// CHECK-NOT: nn.attention
+func.func @attention_finite_where(%q: tensor<1x2x4xf32>, %kt: tensor<1x4x2xf32>, %v: tensor<1x2x4xf32>) -> tensor<1x2x4xf32> {
+  %causal = nn.constant dense<[[true, false], [true, true]]> : tensor<2x2xi1>
+  %fill = nn.constant dense<-1.0e4> : tensor<f32>
+  %s = nn.matmul %q, %kt : (tensor<1x2x4xf32>, tensor<1x4x2xf32>) -> tensor<1x2x2xf32>
+  %w = nn.where %causal, %s, %fill : (tensor<2x2xi1>, tensor<1x2x2xf32>, tensor<f32>) -> tensor<1x2x2xf32>
+  %p = nn.softmax %w {axis = 2 : i64} : tensor<1x2x2xf32>
+  %y = nn.matmul %p, %v : (tensor<1x2x2xf32>, tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}

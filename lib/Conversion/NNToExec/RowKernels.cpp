@@ -101,8 +101,15 @@ bool isUnitSlice(Operation *op) {
          llvm::all_of(*slice.getStarts(), [](int64_t s) { return s >= 0; });
 }
 
+/// A split along a constant axis into static pieces (no run-time sizes).
+bool isStaticSplit(Operation *op) {
+  auto split = dyn_cast<nn::SplitOp>(op);
+  return split && !split.getSplit();
+}
+
 bool isCheap(Operation *op) {
-  return isReshapeLike(op) || isUnitSlice(op) || isa<nn::TransposeOp, nn::AddOp, nn::SubOp, nn::MulOp>(op);
+  return isReshapeLike(op) || isUnitSlice(op) || isStaticSplit(op) ||
+         isa<nn::TransposeOp, nn::AddOp, nn::SubOp, nn::MulOp>(op);
 }
 
 bool isStaticF32(Value v) {
@@ -423,6 +430,16 @@ Value ElementReader::read(OpBuilder &b, Location loc, Value v, ArrayRef<Value> i
       in[p] = index[d];
     return read(b, loc, transpose.getInput(), in);
   }
+  if (auto split = dyn_cast<nn::SplitOp>(def)) {
+    // Piece r starts after the pieces before it along the axis.
+    int64_t axis = split.getAxis(), offset = 0;
+    for (Value piece : split.getResults().take_front(cast<OpResult>(v).getResultNumber()))
+      offset += shapeOf(piece)[axis];
+    SmallVector<Value> in(index);
+    if (offset)
+      in[axis] = arith::AddIOp::create(b, loc, in[axis], indexConstant(b, loc, offset));
+    return read(b, loc, split.getInput(), in);
+  }
   if (auto slice = dyn_cast<nn::SliceOp>(def)) {
     SmallVector<Value> in;
     for (auto [i, start] : llvm::zip(index, *slice.getStarts()))
@@ -451,14 +468,16 @@ llvm::SetVector<Operation *> inlinableProducers(Operation *root, bool cheapOnly)
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     Operation *def = v.getDefiningOp();
-    if (!def || group.contains(def) || def->getNumResults() != 1 || def->getBlock() != root->getBlock() ||
-        !(isFusibleElementwise(def) || isReshapeLike(def) || isUnitSlice(def) || isa<nn::TransposeOp>(def)) ||
+    if (!def || group.contains(def) || (def->getNumResults() != 1 && !isStaticSplit(def)) ||
+        def->getBlock() != root->getBlock() ||
+        !(isFusibleElementwise(def) || isReshapeLike(def) || isUnitSlice(def) || isStaticSplit(def) ||
+          isa<nn::TransposeOp>(def)) ||
         (cheapOnly && !isCheap(def)) || !llvm::all_of(def->getUsers(), inGroup))
       continue;
     // Static shapes; elementwise ops on f32 only, whose scalar lowering exists.
     auto isStatic = [](Type t) { return cast<RankedTensorType>(t).hasStaticShape(); };
     auto isF32 = [](Type t) { return cast<RankedTensorType>(t).getElementType().isF32(); };
-    if (!llvm::all_of(def->getOperandTypes(), isStatic) || !isStatic(def->getResult(0).getType()) ||
+    if (!llvm::all_of(def->getOperandTypes(), isStatic) || !llvm::all_of(def->getResultTypes(), isStatic) ||
         (isFusibleElementwise(def) &&
          (!llvm::all_of(def->getOperandTypes(), isF32) || !isF32(def->getResult(0).getType()))))
       continue;

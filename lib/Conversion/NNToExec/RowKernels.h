@@ -26,9 +26,9 @@ private:
 };
 
 /// The producers of `root`'s operands a fused kernel recomputes per element
-/// instead of reading: transposes, reshapes, unit-step slices and fusible
-/// elementwise ops whose every user is `root` or another of them (a value
-/// also read elsewhere is computed once, by its own kernel). With `cheapOnly`, only data movement
+/// instead of reading: transposes, reshapes, unit-step slices, static splits
+/// and fusible elementwise ops whose every user is `root` or another of them
+/// (a value also read elsewhere is computed once, by its own kernel). With `cheapOnly`, only data movement
 /// and add/sub/mul join (attention reads each key Sq times). In program order.
 llvm::SetVector<mlir::Operation *> inlinableProducers(mlir::Operation *root, bool cheapOnly);
 
