@@ -380,12 +380,11 @@ Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &read
                                   reader.read(nb, il, mask, broadcastIndex(nb, il, at(batch, query, j), shapeOf(mask))));
       return s;
     };
-    // The row's scores (Sk floats, stack memory on the CPU): computed once,
-    // then exp(s - max) over them vectorizes; the output row accumulates
-    // p * v in place.
-    // A compare-and-select running maximum (not a reduction the loop
-    // vectorizer recognizes) keeps it from vectorizing over keys with
-    // gathers; the dot product over the contiguous head dim vectorizes.
+    // The row's scores (Sk floats, stack memory on the CPU), computed once
+    // so that exp(s - max) over them vectorizes. A compare-and-select
+    // running maximum (not a reduction the loop vectorizer recognizes) keeps
+    // it from vectorizing over keys with gathers; the dot product over the
+    // contiguous head dim vectorizes instead.
     auto maxAndScores = forLoop(rb, l, keys, {lowestValue(rb, l, t, false), emptyTensor(rb, l, {keys}, t)},
                                 [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
                                   Value s = score(nb, il, j);
