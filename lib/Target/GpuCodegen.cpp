@@ -416,6 +416,22 @@ llvm::Expected<std::string> assembleCubin(const std::string &ptxas, const std::s
   return read(out);
 }
 
+/// MLIR's NVVM target links libdevice (the GPU math library: expf, erff...)
+/// from the toolkit named by $CUDA_ROOT, $CUDA_HOME or $CUDA_PATH; with none
+/// set the math calls stay unresolved and ptxas rejects the PTX. The toolkit
+/// whose ptxas assembles the cubins is the natural default.
+void pointNvvmAtToolkit(const std::string &ptxas) {
+  if (ptxas.empty() || std::getenv("CUDA_ROOT") || std::getenv("CUDA_HOME") || std::getenv("CUDA_PATH"))
+    return;
+  llvm::SmallString<256> root;
+  if (llvm::sys::fs::real_path(ptxas, root))
+    return;
+  llvm::sys::path::remove_filename(root); // bin/
+  llvm::sys::path::remove_filename(root);
+  if (llvm::sys::fs::exists(root + "/nvvm/libdevice"))
+    ::setenv("CUDA_HOME", root.c_str(), /*overwrite=*/0);
+}
+
 } // namespace
 
 std::string findPtxas() {
@@ -454,6 +470,7 @@ llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
     result.launches[name] = std::move(*launches);
   }
   std::string ptxas = findPtxas();
+  pointNvvmAtToolkit(ptxas);
   for (const std::string &arch : archs) {
     OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
     if (auto err = runPipeline(*copy, nvvmPipeline(arch), "GPU code generation for " + arch))
