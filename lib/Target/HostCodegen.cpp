@@ -53,9 +53,33 @@ constexpr const char *kLoweringPipeline =
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "reconcile-unrealized-casts";
 
-/// Kernels whose parallel loop has fewer iterations than this run on one
-/// thread: splitting them costs more than it saves.
+/// Kernels whose parallel loop runs fewer innermost iterations than this in
+/// all run on one thread: splitting them costs more than it saves.
 constexpr int64_t kMinParallelWork = 16384;
+
+/// Trip count of a loop with constant bounds (1 when they are not constant).
+int64_t tripCount(Value lb, Value ub, Value step) {
+  auto l = getConstantIntValue(lb), u = getConstantIntValue(ub), s = getConstantIntValue(step);
+  return l && u && s && *s > 0 && *u > *l ? (*u - *l + *s - 1) / *s : 1;
+}
+
+/// Iterations of the innermost loops one iteration of `block` runs (the
+/// longest nest): a row kernel's per-row work, for the split threshold.
+int64_t innerIterations(Block &block) {
+  int64_t most = 1;
+  for (Operation &op : block) {
+    int64_t trips = 1;
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      trips = tripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    else if (auto loop = dyn_cast<scf::ParallelOp>(op))
+      for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+        trips *= tripCount(lb, ub, step);
+    for (Region &region : op.getRegions())
+      for (Block &inner : region)
+        most = std::max(most, trips * innerIterations(inner));
+  }
+  return most;
+}
 
 /// Gives every kernel two trailing `index` arguments (begin, end) and, when
 /// its body is one top-level scf.parallel from 0 with step 1, restricts that
@@ -93,6 +117,8 @@ llvm::StringMap<int64_t> addParallelRange(ModuleOp module) {
         return;
       work *= *c;
     }
+    // Row kernels loop over each row's elements inside the parallel loop.
+    work *= innerIterations(*loop.getBody());
     auto extent = getConstantIntValue(loop.getUpperBound()[0]);
     if (!lb || *lb != 0 || !step || *step != 1 || !extent || *extent < 2 || work < kMinParallelWork)
       return;
