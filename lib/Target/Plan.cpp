@@ -217,14 +217,16 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
     lastUse[root(v)] = stepOps.size();
 
   // Live ranges of the arena values. An elementwise kernel may write its
-  // result over an operand of the same size that dies at that step.
+  // result over an operand of the same size that dies at that step, also
+  // when it reads the operand through a view (a reshape keeps the element
+  // order: the conv epilogue after a GEMM).
   for (auto [step, op] : llvm::enumerate(stepOps)) {
     SmallVector<Value> reusable;
     if (auto launch = dyn_cast<exec::LaunchOp>(op); launch && options_.reuse)
       if (auto inplace = launch.getInplaceOperands())
         for (int64_t i : *inplace) {
-          Value operand = launch.getArgs()[i];
-          if (operand == root(operand) && intervalOf_.count(operand) &&
+          Value operand = root(launch.getArgs()[i]);
+          if (intervalOf_.count(operand) &&
               lastUse.lookup(operand) == (int64_t)step && !llvm::is_contained(reusable, operand))
             reusable.push_back(operand);
         }
