@@ -41,6 +41,14 @@ Status CudaGemm::create(const CublasLt &lt, cublasLtHandle_t handle, const nncc_
   G.workspaceBytes_ = workspaceBytes;
   GemmParams &g = G.params_;
   g = decodeGemm(step);
+  // cuBLASLt (compute 32F, scale 32F) has algorithms only for A and B of one
+  // type, with C of that type or, for f16/bf16 operands, f32.
+  if (g.dtypeA != g.dtypeB || (g.dtypeC != g.dtypeA && g.dtypeC != NNCC_DTYPE_F32))
+    return error(NNCC_ERROR_UNSUPPORTED,
+                 format("%s: cuBLASLt has no GEMM for %s x %s -> %s (A and B need one type, and "
+                        "C that type or f32 for f16/bf16 operands)",
+                        where.c_str(), dtypeName(g.dtypeA), dtypeName(g.dtypeB),
+                        dtypeName(g.dtypeC)));
   bool f32Inputs = g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32;
   cublasComputeType_t compute =
       f32Inputs && g.allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;

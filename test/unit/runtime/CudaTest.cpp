@@ -228,6 +228,21 @@ TEST(Cuda, ErrorsNameTheDeviceAndKernel) {
   }
 }
 
+// Operand types cuBLASLt has no algorithm for (f32 x f32 -> bf16) fail at
+// session creation, naming the step and the types.
+TEST(Cuda, UnsupportedGemmTypesNameTheStep) {
+  SKIP_WITHOUT_GPU();
+  nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GEMM_UNSUPPORTED_SO));
+  try {
+    nncc::Session s(m, nncc::Device::cuda(0));
+    FAIL() << "a GEMM of f32 x f32 -> bf16 opened on cuda:0";
+  } catch (const nncc::Error &e) {
+    EXPECT_EQ(e.status(), NNCC_ERROR_UNSUPPORTED);
+    EXPECT_THAT(e.what(), HasSubstr("entry 'large_bias_gelu' step 0 ('gemm_large_bias_gelu')"));
+    EXPECT_THAT(e.what(), HasSubstr("f32 x f32 -> bf16"));
+  }
+}
+
 TEST(Cuda, InfoDescribesEveryDevice) {
   SKIP_WITHOUT_GPU();
   int32_t n = nncc_device_count("cuda");

@@ -103,7 +103,7 @@ const std::vector<GemmCase> &gemmCases() {
        0.5, 2.0},
       {"bf16_bias_relu", 2, 3, 4, 5, false, false, 5, 4, 4, 0, 20, 12, BF16, BF16, BF16, 1, true,
        false, 1.0, 0.0},
-      {"large_bias_gelu", 1, 64, 300, 16, false, false, 16, 300, 300, 0, 0, 0, F32, F32, BF16, 2,
+      {"large_bias_gelu", 1, 64, 300, 16, false, false, 16, 300, 300, 0, 0, 0, F32, F32, F32, 2,
        true, false, 1.0, 0.0},
   };
   return cases;
