@@ -1,5 +1,6 @@
 //===- GemmTest.cpp - GEMM steps with ABI v2 options on the CPU -----------===//
 #include "GemmCases.h"
+#include "nncc/module_abi.h"
 
 #include "../../../runtime/cpu/HalfFloat.h"
 
@@ -19,6 +20,13 @@ TEST_P(CpuGemm, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Entries, CpuGemm, ::testing::ValuesIn(gemmCases()),
                          [](const auto &info) { return std::string(info.param.entry); });
+
+// f32 operands with a bf16 C (and bias): the CPU runs it (cuBLASLt cannot).
+TEST(CpuGemm, F32OperandsBf16Result) {
+  GemmCase c = gemmCases().back(); // large_bias_gelu
+  c.dtypeC = NNCC_DTYPE_BF16;      // as in the gemm_unsupported fixture
+  checkGemmEntry(FIXTURE_GEMM_UNSUPPORTED_SO, "cpu", c, DeviceTolerance{});
+}
 
 // The conversions behind the CPU's f16/bf16 GEMMs, on values whose bits are
 // known.
