@@ -87,16 +87,20 @@ Status CudaGemm::create(const CublasLt &lt, cublasLtHandle_t handle, const nncc_
   uint64_t ws = workspaceBytes;
   NNCC_LT_CALL(lt, where, cublasLtMatmulPreferenceSetAttribute, pref,
                CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  const std::pair<cublasLtMatmulPreferenceAttributes_t, int64_t> aligns[] = {
+  std::pair<cublasLtMatmulPreferenceAttributes_t, int64_t> aligns[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment[1]},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment[0]},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment[2]},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment[2]}};
-  for (const auto &a : aligns) {
-    uint32_t bytes = static_cast<uint32_t>(a.second);
-    NNCC_LT_CALL(lt, where, cublasLtMatmulPreferenceSetAttribute, pref, a.first, &bytes,
-                 sizeof(bytes));
-  }
+  auto setAligns = [&]() -> Status {
+    for (const auto &a : aligns) {
+      uint32_t bytes = static_cast<uint32_t>(a.second);
+      NNCC_LT_CALL(lt, where, cublasLtMatmulPreferenceSetAttribute, pref, a.first, &bytes,
+                   sizeof(bytes));
+    }
+    return Status::ok();
+  };
+  NNCC_RETURN_IF_ERROR(setAligns());
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   auto query = [&]() -> Status {
@@ -113,6 +117,19 @@ Status CudaGemm::create(const CublasLt &lt, cublasLtHandle_t handle, const nncc_
   // A batch cuBLASLt has no batched algorithm for (e.g. a broadcast operand
   // of stride 0) runs as `batch` single products, one call each.
   if (found == 0 && g.batch > 1) {
+    // Matrix b starts at base + b * stride bytes: at most as aligned as the
+    // stride (in bytes) for every b > 0.
+    auto strided = [](int64_t align, int64_t strideBytes) {
+      int64_t s = strideBytes & -strideBytes; // largest power of two dividing it
+      return strideBytes == 0 || s >= align ? align : s;
+    };
+    auto bytes = [](int64_t stride, int32_t dtype) {
+      return stride * static_cast<int64_t>(dtypeSize(dtype));
+    };
+    aligns[0].second = strided(alignment[1], bytes(g.strideB, g.dtypeB));
+    aligns[1].second = strided(alignment[0], bytes(g.strideA, g.dtypeA));
+    aligns[2].second = aligns[3].second = strided(alignment[2], bytes(g.strideC, g.dtypeC));
+    NNCC_RETURN_IF_ERROR(setAligns());
     NNCC_RETURN_IF_ERROR(G.makeLayouts(false));
     NNCC_RETURN_IF_ERROR(query());
     G.perBatch_ = found > 0;
@@ -179,9 +196,9 @@ Status CudaGemm::enqueue(const CUdeviceptr *args, CUdeviceptr workspace, CUstrea
   int64_t calls = perBatch_ ? g.batch : 1;
   for (int64_t b = 0; b < calls; ++b) {
     // Per-batch calls step through the batch by hand (bytes of each stride).
-    CUdeviceptr a = args[0] + static_cast<CUdeviceptr>(b * g.strideA * dtypeSize(g.dtypeA));
-    CUdeviceptr bm = args[1] + static_cast<CUdeviceptr>(b * g.strideB * dtypeSize(g.dtypeB));
-    CUdeviceptr c = args[2] + static_cast<CUdeviceptr>(b * g.strideC * dtypeSize(g.dtypeC));
+    CUdeviceptr a = args[0] + static_cast<CUdeviceptr>(b * g.strideA * static_cast<int64_t>(dtypeSize(g.dtypeA)));
+    CUdeviceptr bm = args[1] + static_cast<CUdeviceptr>(b * g.strideB * static_cast<int64_t>(dtypeSize(g.dtypeB)));
+    CUdeviceptr c = args[2] + static_cast<CUdeviceptr>(b * g.strideC * static_cast<int64_t>(dtypeSize(g.dtypeC)));
     // alpha and beta are host values (the default pointer mode), read when
     // the call is enqueued or captured.
     cublasStatus_t st = lt_.sym().cublasLtMatmul(
