@@ -102,7 +102,8 @@ std::string CudaSession::stepWhere(int32_t e, int32_t s) const {
 }
 
 Status CudaSession::init() {
-  NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_));
+  CudaContextGuard ctx;
+  NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
   const nncc_module &m = module_.abi();
   bool hasGemm = false;
   for (int32_t e = 0; e < m.num_entries; ++e)
@@ -234,7 +235,8 @@ Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
 CudaSession::~CudaSession() {
   // Errors are ignored: nothing can be done about them here, and at process
   // exit the driver may already be gone.
-  if (!driver_.makeCurrent(index_).isOk())
+  CudaContextGuard ctx;
+  if (!driver_.makeCurrent(index_, &ctx).isOk())
     return;
   const CudaSymbols &cu = driver_.sym();
   if (stream_)
@@ -412,7 +414,8 @@ Status CudaSession::runProfiled(int32_t e, Profiler *profiler) {
 
 Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outputs,
                         Profiler *profiler) {
-  NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_));
+  CudaContextGuard ctx;
+  NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
   const nncc_entry &entry = module_.entry(e);
   EntryPlan &plan = plans_[e];
   int32_t nin = entry.num_inputs;

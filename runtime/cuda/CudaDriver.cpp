@@ -117,7 +117,13 @@ Status CudaDriver::get(const CudaDriver **out) {
   return Status::ok();
 }
 
-Status CudaDriver::makeCurrent(int index) const {
+CudaContextGuard::~CudaContextGuard() {
+  CUcontext popped = nullptr;
+  if (driver_)
+    driver_->sym().cuCtxPopCurrent(&popped);
+}
+
+Status CudaDriver::makeCurrent(int index, CudaContextGuard *guard) const {
   std::string where = "cuda:" + std::to_string(index);
   if (index < 0 || index >= deviceCount_)
     return error(NNCC_ERROR_UNAVAILABLE,
@@ -131,7 +137,8 @@ Status CudaDriver::makeCurrent(int index) const {
       NNCC_CU_CALL(*this, where, cuDevicePrimaryCtxRetain, &contexts_[index], devices_[index]);
     ctx = contexts_[index];
   }
-  NNCC_CU_CALL(*this, where, cuCtxSetCurrent, ctx);
+  NNCC_CU_CALL(*this, where, cuCtxPushCurrent, ctx);
+  guard->driver_ = this;
   return Status::ok();
 }
 

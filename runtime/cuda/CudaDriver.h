@@ -29,6 +29,23 @@ struct CudaSymbols {
 #undef NNCC_CU
 };
 
+class CudaDriver;
+
+/// Pops the context CudaDriver::makeCurrent pushed when it goes out of
+/// scope, so the calling thread's own current context (say, the CUDA
+/// runtime's, on another device) is back as it was.
+class CudaContextGuard {
+public:
+  CudaContextGuard() = default;
+  CudaContextGuard(const CudaContextGuard &) = delete;
+  CudaContextGuard &operator=(const CudaContextGuard &) = delete;
+  ~CudaContextGuard();
+
+private:
+  friend class CudaDriver;
+  const CudaDriver *driver_ = nullptr;
+};
+
 class CudaDriver {
 public:
   /// The process's driver, loaded and initialized (cuInit) on the first
@@ -44,9 +61,10 @@ public:
   int deviceCount() const { return deviceCount_; }
 
   /// Makes cuda:index's primary context current on the calling thread
-  /// (retained once per process, on first use); a clear error for an index
-  /// the machine does not have.
-  Status makeCurrent(int index) const;
+  /// (retained once per process, on first use) until `guard` goes out of
+  /// scope (cuCtxPushCurrent, then cuCtxPopCurrent); a clear error for an
+  /// index the machine does not have.
+  Status makeCurrent(int index, CudaContextGuard *guard) const;
   /// The CUdevice of cuda:index (index checked by makeCurrent first).
   CUdevice device(int index) const { return devices_[index]; }
 

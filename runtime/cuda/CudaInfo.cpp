@@ -61,7 +61,8 @@ Status queryCudaDevice(int32_t index, nncc_cuda_device_info *out) {
   size_t total = 0, free = 0;
   NNCC_CU_CALL(*d, where, cuDeviceTotalMem, &total, dev);
   // Free memory is a property of a context: the device's primary one.
-  NNCC_RETURN_IF_ERROR(d->makeCurrent(index));
+  CudaContextGuard ctx;
+  NNCC_RETURN_IF_ERROR(d->makeCurrent(index, &ctx));
   NNCC_CU_CALL(*d, where, cuMemGetInfo, &free, &total);
   out->memory_total = static_cast<int64_t>(total);
   out->memory_free = static_cast<int64_t>(free);

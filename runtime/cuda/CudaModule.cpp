@@ -101,7 +101,8 @@ Status CudaModule::loadCode(const Module &module) {
 
 CudaModule::~CudaModule() {
   // Errors are ignored: at process exit the driver may be gone already.
-  if (!driver_.makeCurrent(index_).isOk())
+  CudaContextGuard ctx;
+  if (!driver_.makeCurrent(index_, &ctx).isOk())
     return;
   if (weights_)
     driver_.sym().cuMemFree(weights_);

@@ -128,10 +128,19 @@ TEST(Cuda, WithoutGraphsStepByStep) {
 TEST(Cuda, DevicePointerInputsAndOutputs) {
   SKIP_WITHOUT_GPU();
   nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
-  nncc::Session s(m, nncc::Device::cuda(0)); // makes cuda:0's primary context current
+  nncc::Session s(m, nncc::Device::cuda(0));
   const char *driver = std::getenv("NNCC_CUDA_DRIVER"); // the host fake, under runtime.hostcuda.*
   void *lib = dlopen(driver && *driver ? driver : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   ASSERT_TRUE(lib);
+  // The session leaves the thread's current context alone: the test makes
+  // cuda:0's primary context current itself, as an application would.
+  auto retain = reinterpret_cast<decltype(&cuDevicePrimaryCtxRetain)>(
+      dlsym(lib, "cuDevicePrimaryCtxRetain"));
+  auto setCurrent = reinterpret_cast<decltype(&cuCtxSetCurrent)>(dlsym(lib, "cuCtxSetCurrent"));
+  ASSERT_TRUE(retain && setCurrent);
+  CUcontext primary = nullptr;
+  ASSERT_EQ(retain(&primary, 0), CUDA_SUCCESS); // CUdevice 0 is cuda:0
+  ASSERT_EQ(setCurrent(primary), CUDA_SUCCESS);
   auto memAlloc = reinterpret_cast<decltype(&cuMemAlloc)>(dlsym(lib, "cuMemAlloc_v2"));
   auto memFree = reinterpret_cast<decltype(&cuMemFree)>(dlsym(lib, "cuMemFree_v2"));
   auto htod = reinterpret_cast<decltype(&cuMemcpyHtoD)>(dlsym(lib, "cuMemcpyHtoD_v2"));
@@ -226,6 +235,38 @@ TEST(Cuda, ErrorsNameTheDeviceAndKernel) {
   } catch (const nncc::Error &e) {
     EXPECT_THAT(e.what(), HasSubstr("device cuda:99 does not exist"));
   }
+}
+
+// Creating, running and destroying a session leaves the calling thread's
+// current context as it was (here: none), for applications that use the CUDA
+// runtime on another device.
+TEST(Cuda, KeepsTheCallersContext) {
+  SKIP_WITHOUT_GPU();
+  const char *driver = std::getenv("NNCC_CUDA_DRIVER");
+  void *lib = dlopen(driver && *driver ? driver : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(lib);
+  auto getCurrent = reinterpret_cast<decltype(&cuCtxGetCurrent)>(dlsym(lib, "cuCtxGetCurrent"));
+  auto setCurrent = reinterpret_cast<decltype(&cuCtxSetCurrent)>(dlsym(lib, "cuCtxSetCurrent"));
+  ASSERT_TRUE(getCurrent && setCurrent);
+  ASSERT_EQ(setCurrent(nullptr), CUDA_SUCCESS);
+  CUcontext current = reinterpret_cast<CUcontext>(1);
+  {
+    nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
+    nncc::Session s(m, nncc::Device::cuda(0));
+    ASSERT_EQ(getCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, nullptr) << "after session creation";
+    std::vector<float> x = makeInput(5);
+    expectGpuKernelOutputs(s.run("forward", {{"x", wrap(x, {16, 8})}}), x);
+    ASSERT_EQ(getCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, nullptr) << "after a run";
+    nncc_cuda_device_info info{};
+    info.struct_size = sizeof(info);
+    ASSERT_EQ(nncc_cuda_get_device_info(0, &info), NNCC_OK) << nncc_last_error();
+    ASSERT_EQ(getCurrent(&current), CUDA_SUCCESS);
+    EXPECT_EQ(current, nullptr) << "after a device query";
+  }
+  ASSERT_EQ(getCurrent(&current), CUDA_SUCCESS);
+  EXPECT_EQ(current, nullptr) << "after the session's end";
 }
 
 // Operand types cuBLASLt has no algorithm for (f32 x f32 -> bf16) fail at
