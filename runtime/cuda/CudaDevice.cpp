@@ -425,11 +425,15 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
   };
 
   // Inputs: device memory of this GPU in place, anything else copied in.
-  for (int32_t i = 0; i < nin; ++i) {
+  // After the first copy is queued every error still ends at the stream's
+  // synchronization below (the first error is returned).
+  Status s = Status::ok();
+  for (int32_t i = 0; s.isOk() && i < nin; ++i) {
     CUdeviceptr direct = 0;
     bool onDevice = false;
-    NNCC_RETURN_IF_ERROR(
-        directAddress(inputs[i], "input", entry.inputs[i].name, &direct, &onDevice));
+    s = directAddress(inputs[i], "input", entry.inputs[i].name, &direct, &onDevice);
+    if (!s.isOk())
+      break;
     io_[i] = direct ? direct : arena_ + static_cast<CUdeviceptr>(plan.staging[i]);
     auto bytes = static_cast<size_t>(module_.inputBytes(e, i));
     if (direct || bytes == 0)
@@ -438,27 +442,28 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
     CUresult r = onDevice ? driver_.sym().cuMemcpyDtoDAsync(io_[i], src, bytes, stream_)
                           : driver_.sym().cuMemcpyHtoDAsync(io_[i], inputs[i], bytes, stream_);
     if (r != CUDA_SUCCESS)
-      return driver_.check(r, onDevice ? "cuMemcpyDtoDAsync" : "cuMemcpyHtoDAsync",
-                           runWhere("input", entry.inputs[i].name));
+      s = driver_.check(r, onDevice ? "cuMemcpyDtoDAsync" : "cuMemcpyHtoDAsync",
+                        runWhere("input", entry.inputs[i].name));
   }
-  for (int32_t o = 0; o < entry.num_outputs; ++o) {
+  for (int32_t o = 0; s.isOk() && o < entry.num_outputs; ++o) {
     CUdeviceptr direct = 0;
     bool onDevice = false;
-    NNCC_RETURN_IF_ERROR(
-        directAddress(outputs[o], "output", entry.outputs[o].name, &direct, &onDevice));
+    s = directAddress(outputs[o], "output", entry.outputs[o].name, &direct, &onDevice);
+    if (!s.isOk())
+      break;
     io_[nin + o] = direct ? direct : arena_ + static_cast<CUdeviceptr>(plan.staging[nin + o]);
     // 0: in place; 1: copied out to host memory; 2: to (unaligned) device memory.
     copyOut_[o] = direct ? 0 : onDevice ? 2 : 1;
   }
-  for (const Patch &pt : plan.patches)
-    plan.ptrs[pt.slot] =
-        io_[pt.kind == NNCC_BUFFER_INPUT ? pt.index : nin + pt.index] +
-        static_cast<CUdeviceptr>(pt.offset);
-
-  // The first run is eager: it warms up cuBLASLt and loads kernels lazily,
-  // neither of which may happen inside a stream capture.
-  bool graph = useGraphs_ && !plan.graphless && entry.num_steps > 0 && plan.runs++ > 0;
-  Status s = profiler ? runProfiled(e, profiler) : graph ? launchGraph(e) : enqueueSteps(e);
+  if (s.isOk()) {
+    for (const Patch &pt : plan.patches)
+      plan.ptrs[pt.slot] = io_[pt.kind == NNCC_BUFFER_INPUT ? pt.index : nin + pt.index] +
+                           static_cast<CUdeviceptr>(pt.offset);
+    // The first run is eager: it warms up cuBLASLt and loads kernels lazily,
+    // neither of which may happen inside a stream capture.
+    bool graph = useGraphs_ && !plan.graphless && entry.num_steps > 0 && plan.runs++ > 0;
+    s = profiler ? runProfiled(e, profiler) : graph ? launchGraph(e) : enqueueSteps(e);
+  }
   for (int32_t o = 0; s.isOk() && o < entry.num_outputs; ++o) {
     auto bytes = static_cast<size_t>(module_.outputBytes(e, o));
     if (!copyOut_[o] || bytes == 0)
