@@ -64,8 +64,12 @@ Status queryCudaDevice(int32_t index, nncc_cuda_device_info *out) {
   CudaContextGuard ctx;
   NNCC_RETURN_IF_ERROR(d->makeCurrent(index, &ctx));
   NNCC_CU_CALL(*d, where, cuMemGetInfo, &free, &total);
-  out->memory_total = static_cast<int64_t>(total);
-  out->memory_free = static_cast<int64_t>(free);
+  // Fields after pci_device only when the caller's struct has them.
+  auto fits = [&](size_t offset, size_t bytes) { return out->struct_size >= offset + bytes; };
+  if (fits(offsetof(nncc_cuda_device_info, memory_total), sizeof(out->memory_total)))
+    out->memory_total = static_cast<int64_t>(total);
+  if (fits(offsetof(nncc_cuda_device_info, memory_free), sizeof(out->memory_free)))
+    out->memory_free = static_cast<int64_t>(free);
   return Status::ok();
 }
 

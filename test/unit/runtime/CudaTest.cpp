@@ -18,7 +18,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -298,6 +300,15 @@ TEST(Cuda, InfoDescribesEveryDevice) {
     EXPECT_LE(info.memory_free, info.memory_total);
     EXPECT_GT(std::strlen(info.name), 0u);
   }
+  // A caller built before the memory fields: nothing past its struct_size
+  // is written.
+  nncc_cuda_device_info old;
+  std::memset(&old, 0x5a, sizeof(old));
+  old.struct_size = offsetof(nncc_cuda_device_info, pci_device) + sizeof(int32_t);
+  ASSERT_EQ(nncc_cuda_get_device_info(0, &old), NNCC_OK) << nncc_last_error();
+  EXPECT_GT(old.compute_major, 0);
+  for (size_t b = old.struct_size; b < sizeof(old); ++b)
+    ASSERT_EQ(reinterpret_cast<const unsigned char *>(&old)[b], 0x5a) << "byte " << b;
   EXPECT_EQ(nncc::Device::best().str(), "cuda:0");
   // A module without GPU code stays on the CPU of a GPU machine.
   nncc::Module cpuOnly = nncc::Module::load(fixturePath(FIXTURE_OK_SO));
