@@ -7,8 +7,6 @@ namespace nncc::rt {
 
 namespace {
 
-/// Dynamic shared memory a launch may use without opting in.
-constexpr uint32_t kDefaultSharedBytes = 48 * 1024;
 /// Bytes of the JIT's error log kept for the error message.
 constexpr size_t kJitLogBytes = 8192;
 
@@ -89,7 +87,9 @@ Status CudaModule::loadCode(const Module &module) {
                              kernel.name, l, g.function, code_.c_str());
       CUfunction f = nullptr;
       NNCC_CU_CALL(driver_, w, cuModuleGetFunction, &f, cuModule_, g.function);
-      if (g.shared_bytes > kDefaultSharedBytes)
+      // Static plus dynamic shared memory over 48 KiB needs the opt-in, and
+      // the static size is the compiled image's: opt in for any dynamic use.
+      if (g.shared_bytes > 0)
         NNCC_CU_CALL(driver_, w, cuFuncSetAttribute, f,
                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                      static_cast<int>(g.shared_bytes));
