@@ -262,15 +262,20 @@ Status CudaSession::directAddress(const void *p, const char *what, const char *n
   *out = 0;
   *device = false;
   auto addr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
-  unsigned int type = 0;
+  unsigned int type = 0, managed = 0;
   // Host memory the driver does not know answers CUDA_ERROR_INVALID_VALUE.
   if (!p || driver_.sym().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr) !=
                 CUDA_SUCCESS)
     return Status::ok();
-  if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
+  // Managed memory (its MEMORY_TYPE says DEVICE or HOST, never UNIFIED) is
+  // reachable from any GPU: used as device memory, whatever its ordinal.
+  if (driver_.sym().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, addr) !=
+      CUDA_SUCCESS)
+    managed = 0;
+  if (!managed && type != CU_MEMORYTYPE_DEVICE)
     return Status::ok(); // pinned host memory: copied like any host buffer
   *device = true;
-  if (type == CU_MEMORYTYPE_DEVICE) { // managed (unified) memory is reachable from any GPU
+  if (!managed) {
     int ordinal = -1;
     NNCC_CU_CALL(driver_, where_, cuPointerGetAttribute, &ordinal,
                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr);

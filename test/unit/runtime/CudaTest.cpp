@@ -239,6 +239,43 @@ TEST(Cuda, ErrorsNameTheDeviceAndKernel) {
   }
 }
 
+// Managed memory is used in place like device memory; the host reads it
+// directly. (The host fake reports no device ordinal for it, as a GPU
+// session must not require one.)
+TEST(Cuda, ManagedMemoryInPlace) {
+  SKIP_WITHOUT_GPU();
+  nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
+  nncc::Session s(m, nncc::Device::cuda(0));
+  const char *driver = std::getenv("NNCC_CUDA_DRIVER");
+  void *lib = dlopen(driver && *driver ? driver : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(lib);
+  auto retain = reinterpret_cast<decltype(&cuDevicePrimaryCtxRetain)>(
+      dlsym(lib, "cuDevicePrimaryCtxRetain"));
+  auto setCurrent = reinterpret_cast<decltype(&cuCtxSetCurrent)>(dlsym(lib, "cuCtxSetCurrent"));
+  auto allocManaged =
+      reinterpret_cast<decltype(&cuMemAllocManaged)>(dlsym(lib, "cuMemAllocManaged"));
+  auto memFree = reinterpret_cast<decltype(&cuMemFree)>(dlsym(lib, "cuMemFree_v2"));
+  ASSERT_TRUE(retain && setCurrent && allocManaged && memFree);
+  CUcontext primary = nullptr;
+  ASSERT_EQ(retain(&primary, 0), CUDA_SUCCESS);
+  ASSERT_EQ(setCurrent(primary), CUDA_SUCCESS);
+  CUdeviceptr mx = 0, my = 0;
+  ASSERT_EQ(allocManaged(&mx, 512, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+  ASSERT_EQ(allocManaged(&my, 512, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+  auto *x = reinterpret_cast<float *>(static_cast<uintptr_t>(mx));
+  auto *y = reinterpret_cast<float *>(static_cast<uintptr_t>(my));
+  std::vector<float> in = makeInput(11);
+  std::copy(in.begin(), in.end(), x);
+  nncc::TensorMap out{{"y", nncc::Tensor::wrap(y, nncc::DType::f32, {16, 8})}};
+  s.run("forward", {{"x", nncc::Tensor::wrap(x, nncc::DType::f32, {16, 8})}}, out);
+  std::vector<float> yv(y, y + 128);
+  nncc::TensorMap host{{"y", wrap(yv, {16, 8})}, {"y_copy", out.at("y_copy")}, {"z", out.at("z")}};
+  expectGpuKernelOutputs(host, in);
+  memFree(mx);
+  memFree(my);
+  ASSERT_EQ(setCurrent(nullptr), CUDA_SUCCESS);
+}
+
 // Creating, running and destroying a session leaves the calling thread's
 // current context as it was (here: none), for applications that use the CUDA
 // runtime on another device.
