@@ -27,9 +27,19 @@ Status CudaModule::create(const Module &module, const CudaDriver &driver, int in
     const std::string &w = m->where_;
     NNCC_CU_CALL(driver, w + " (weights)", cuMemAlloc, &m->weights_,
                  static_cast<size_t>(module.weightsBytes()));
-    NNCC_CU_CALL(driver, w + " (weights)", cuMemcpyHtoDAsync, m->weights_, module.weights(),
-                 static_cast<size_t>(module.weightsBytes()), nullptr);
-    NNCC_CU_CALL(driver, w + " (weights)", cuStreamSynchronize, nullptr);
+    // On a stream of its own, non-blocking: the legacy NULL stream would
+    // wait for (and hold up) other work of the process on this GPU.
+    CUstream upload = nullptr;
+    NNCC_CU_CALL(driver, w + " (weights)", cuStreamCreate, &upload, CU_STREAM_NON_BLOCKING);
+    Status s = driver.check(driver.sym().cuMemcpyHtoDAsync(m->weights_, module.weights(),
+                                                           static_cast<size_t>(module.weightsBytes()),
+                                                           upload),
+                            "cuMemcpyHtoDAsync", w + " (weights)");
+    CUresult synced = driver.sym().cuStreamSynchronize(upload);
+    if (s.isOk())
+      s = driver.check(synced, "cuStreamSynchronize", w + " (weights)");
+    driver.sym().cuStreamDestroy(upload);
+    NNCC_RETURN_IF_ERROR(s);
   }
   *out = std::move(m);
   return Status::ok();
