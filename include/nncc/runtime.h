@@ -236,7 +236,7 @@ typedef struct nncc_cuda_peer_info {
   uint32_t struct_size;
   int32_t can_access;       /* cuDeviceCanAccessPeer */
   int32_t performance_rank; /* CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK (relative; higher is faster) */
-  int32_t native_atomics;   /* CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: 1 over NVLink, 0 over PCIe */
+  int32_t native_atomics;   /* CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: 1 when the link has native atomics */
 } nncc_cuda_peer_info;
 
 /** CUDA_VERSION of the headers this runtime was built with (13000), 0 when it

@@ -119,12 +119,13 @@ Machine probe() {
   return m;
 }
 
-/// NVLink carries native atomics between GPUs, PCIe does not: the driver's
-/// own answer, as close as it comes to naming the link.
-const char *linkName(const nncc_cuda_peer_info &p) {
-  if (!p.can_access)
-    return "none";
-  return p.native_atomics ? "NVLink" : "PCIe";
+/// A peer matrix cell: whether the GPUs reach each other's memory, the P2P
+/// performance rank and whether they have native atomics over the link
+/// (CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED; it does not name the
+/// link: NVLink, PCIe and C2C may each have them or not).
+std::string peerCell(const nncc_cuda_peer_info &p) {
+  return std::string(p.can_access ? "p2p" : "none") + " r" + std::to_string(p.performance_rank) +
+         " atomics:" + (p.native_atomics ? "yes" : "no");
 }
 
 double gib(int64_t bytes) { return double(bytes) / (1024.0 * 1024 * 1024); }
@@ -158,17 +159,17 @@ void printText(const Machine &m) {
     if (!m.gpuError.empty())
       std::printf("  error: %s\n", m.gpuError.c_str());
     if (m.gpus.size() > 1) {
-      std::printf("  peer access (link, P2P performance rank):\n        ");
+      std::printf("  peer access (p2p or none, P2P performance rank, native atomics: yes/no):"
+                  "\n        ");
       for (size_t b = 0; b < m.gpus.size(); ++b)
-        std::printf("  %-12s", ("cuda:" + std::to_string(b)).c_str());
+        std::printf("  %-20s", ("cuda:" + std::to_string(b)).c_str());
       std::printf("\n");
       for (size_t a = 0; a < m.gpus.size(); ++a) {
         std::printf("  cuda:%-2zu", a);
         for (size_t b = 0; b < m.gpus.size(); ++b) {
           const nncc_cuda_peer_info &p = m.peers[a][b];
-          std::string cell = a == b ? "-" : std::string(linkName(p)) + " r" +
-                                                std::to_string(p.performance_rank);
-          std::printf("  %-12s", cell.c_str());
+          std::string cell = a == b ? "-" : peerCell(p);
+          std::printf("  %-20s", cell.c_str());
         }
         std::printf("\n");
       }
@@ -229,7 +230,7 @@ void printJson(const Machine &m) {
         j += std::string(b ? "," : "") + "{\"device\":\"cuda:" + std::to_string(b) +
              "\",\"can_access\":" + (p.can_access ? "true" : "false") +
              ",\"performance_rank\":" + std::to_string(p.performance_rank) +
-             ",\"link\":" + quote(i == b ? "self" : linkName(p)) + "}";
+             ",\"native_atomics\":" + (p.native_atomics ? "true" : "false") + "}";
       }
       j += "]}";
     }
