@@ -107,8 +107,18 @@ bool isStaticSplit(Operation *op) {
   return split && !split.getSplit();
 }
 
+/// A cast between f32 and f16/bf16 (what autocast and low-precision compute
+/// insert): one convert per element, rounding to nearest even when it narrows.
+bool isFloatCast(Operation *op) {
+  auto isFloat = [](Type t) {
+    Type e = getElementTypeOrSelf(t);
+    return e.isF32() || e.isF16() || e.isBF16();
+  };
+  return isa<nn::CastOp>(op) && isFloat(op->getOperand(0).getType()) && isFloat(op->getResult(0).getType());
+}
+
 bool isCheap(Operation *op) {
-  return isReshapeLike(op) || isUnitSlice(op) || isStaticSplit(op) ||
+  return isReshapeLike(op) || isUnitSlice(op) || isStaticSplit(op) || isFloatCast(op) ||
          isa<nn::TransposeOp, nn::AddOp, nn::SubOp, nn::MulOp>(op);
 }
 
@@ -128,39 +138,46 @@ SmallVector<Value> forLoop(OpBuilder &b, Location loc, int64_t n, ValueRange ini
   return SmallVector<Value>(loop.getResults());
 }
 
-/// A parallel linalg.generic over `row` (a tensor slice) whose body maps the
-/// element's index to its value.
-Value writeRow(OpBuilder &b, Location loc, Value row,
-               function_ref<Value(OpBuilder &, Location, ArrayRef<Value> index, Value old)> body) {
-  int64_t rank = shapeOf(row).size();
+/// A parallel linalg.generic over `rows` (slices of one shape, one per
+/// output) whose body maps the element's index to its value, stored into
+/// each output in that output's type.
+SmallVector<Value> writeRow(OpBuilder &b, Location loc, ValueRange rows,
+                            function_ref<Value(OpBuilder &, Location, ArrayRef<Value> index, Value old)> body) {
+  int64_t rank = shapeOf(rows.front()).size();
   SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
-  return generic(b, loc, ValueRange{}, row, {b.getMultiDimIdentityMap(rank)}, it,
+  SmallVector<AffineMap> maps(rows.size(), b.getMultiDimIdentityMap(rank));
+  return generic(b, loc, ValueRange{}, rows, maps, it,
                  [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
                    SmallVector<Value> index;
                    for (int64_t d = 0; d < rank; ++d)
                      index.push_back(linalg::IndexOp::create(nb, l, d));
-                   return {body(nb, l, index, s[0])};
-                 })[0];
+                   // A fused output cast: the row is computed in f32 and
+                   // rounded once, where the cast's own kernel would round.
+                   Value v = body(nb, l, index, s[0]);
+                   SmallVector<Value> stored;
+                   for (Value out : s)
+                     stored.push_back(castScalar(nb, l, v, v.getType(), false, out.getType(), false));
+                   return stored;
+                 });
 }
 
 /// One scf.forall over the rows of `outer` (flattened, so the CPU can split
-/// it even when the first dim is 1) writing the slices of `init` that
-/// `slice` places: `body` gets the row's multi-index and its slice and
-/// returns the written slice.
+/// it even when the first dim is 1) writing the slices of `inits` (outputs of
+/// one shape) that `slice` places: `body` gets the row's multi-index and its
+/// slices and returns the written slices.
 struct RowSlice {
   SmallVector<int64_t> offsetsOf; // per init dim: index into the row index, or -1 (offset 0)
   SmallVector<int64_t> sizes;     // per init dim
 };
 
-Value forallRows(OpBuilder &b, Location loc, ArrayRef<int64_t> outer, Value init, const RowSlice &slice,
-                 function_ref<Value(OpBuilder &, Location, ArrayRef<Value> row, Value rowSlice)> body) {
+SmallVector<Value> forallRows(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> outer, ValueRange inits, const RowSlice &slice,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ArrayRef<Value> row, ValueRange rowSlices)> body) {
   int64_t rows = 1;
   for (int64_t d : outer)
     rows *= d;
-  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(rows)}, ValueRange{init},
-                                      std::nullopt);
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(rows)}, inits, std::nullopt);
   OpBuilder nb = OpBuilder::atBlockBegin(forall.getBody());
-  Value out = forall.getRegionIterArgs()[0];
   SmallVector<Value> row = delinearize(nb, loc, forall.getInductionVars()[0], outer);
   SmallVector<OpFoldResult> offsets, sizes, strides;
   SmallVector<int64_t> sliceShape;
@@ -171,12 +188,16 @@ Value forallRows(OpBuilder &b, Location loc, ArrayRef<int64_t> outer, Value init
     if (size != 1)
       sliceShape.push_back(size);
   }
-  auto sliceType = RankedTensorType::get(sliceShape, cast<RankedTensorType>(init.getType()).getElementType());
-  Value rowSlice = tensor::ExtractSliceOp::create(nb, loc, sliceType, out, offsets, sizes, strides);
-  Value written = body(nb, loc, row, rowSlice);
+  SmallVector<Value> rowSlices;
+  for (Value out : forall.getRegionIterArgs()) {
+    auto sliceType = RankedTensorType::get(sliceShape, cast<RankedTensorType>(out.getType()).getElementType());
+    rowSlices.push_back(tensor::ExtractSliceOp::create(nb, loc, sliceType, out, offsets, sizes, strides));
+  }
+  SmallVector<Value> written = body(nb, loc, row, rowSlices);
   OpBuilder tb = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(tb, loc, written, out, offsets, sizes, strides);
-  return forall.getResult(0);
+  for (auto [slice, out] : llvm::zip(written, forall.getRegionIterArgs()))
+    tensor::ParallelInsertSliceOp::create(tb, loc, slice, out, offsets, sizes, strides);
+  return SmallVector<Value>(forall.getResults());
 }
 
 /// The slice of the row `outer` index of a tensor of `shape` whose trailing
@@ -192,7 +213,7 @@ RowSlice trailingSlice(ArrayRef<int64_t> shape, int64_t axis) {
 
 /// layer_norm: mean, then the sum of squared deviations (two passes, as the
 /// unfused kernel does), then the normalized, scaled and shifted row.
-Value buildLayerNorm(OpBuilder &b, nn::LayerNormOp ln, const ElementReader &reader, Value init) {
+SmallVector<Value> buildLayerNorm(OpBuilder &b, nn::LayerNormOp ln, const ElementReader &reader, ValueRange inits) {
   Location loc = ln.getLoc();
   ArrayRef<int64_t> shape = shapeOf(ln.getInput());
   int64_t axis = ln.getAxis();
@@ -202,8 +223,8 @@ Value buildLayerNorm(OpBuilder &b, nn::LayerNormOp ln, const ElementReader &read
     n *= c;
   double eps = ln.getEpsilon().convertToDouble();
   Type t = b.getF32Type();
-  return forallRows(b, loc, row, init, trailingSlice(shape, axis),
-                    [&](OpBuilder &rb, Location l, ArrayRef<Value> outer, Value slice) {
+  return forallRows(b, loc, row, inits, trailingSlice(shape, axis),
+                    [&](OpBuilder &rb, Location l, ArrayRef<Value> outer, ValueRange slice) {
     auto at = [&](OpBuilder &nb, Location il, ArrayRef<Value> inner) {
       SmallVector<Value> index(outer);
       index.append(inner.begin(), inner.end());
@@ -239,7 +260,8 @@ Value buildLayerNorm(OpBuilder &b, nn::LayerNormOp ln, const ElementReader &read
 
 /// reduce_mean / reduce_sum over the trailing axes: each row's sum in
 /// row-major order (the unfused kernel's), divided by the count for the mean.
-Value buildReduceTrailing(OpBuilder &b, Operation *op, int64_t axis, const ElementReader &reader, Value init) {
+SmallVector<Value> buildReduceTrailing(OpBuilder &b, Operation *op, int64_t axis, const ElementReader &reader,
+                                       ValueRange inits) {
   Location loc = op->getLoc();
   Value input = op->getOperand(0);
   ArrayRef<int64_t> shape = shapeOf(input), cols = shape.drop_front(axis);
@@ -247,13 +269,13 @@ Value buildReduceTrailing(OpBuilder &b, Operation *op, int64_t axis, const Eleme
   for (int64_t c : cols)
     n *= c;
   RowSlice slice;
-  for (int64_t d = 0; d < (int64_t)shapeOf(init).size(); ++d) {
+  for (int64_t d = 0; d < (int64_t)shapeOf(inits.front()).size(); ++d) {
     slice.offsetsOf.push_back(d < axis ? d : -1);
     slice.sizes.push_back(1);
   }
   Type t = b.getF32Type();
-  return forallRows(b, loc, shape.take_front(axis), init, slice,
-                    [&](OpBuilder &rb, Location l, ArrayRef<Value> outer, Value out) {
+  return forallRows(b, loc, shape.take_front(axis), inits, slice,
+                    [&](OpBuilder &rb, Location l, ArrayRef<Value> outer, ValueRange out) {
     Value sum = forLoop(rb, l, n, scalarConstant(rb, l, t, 0),
                         [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
                           SmallVector<Value> index(outer);
@@ -284,15 +306,15 @@ std::optional<int64_t> trailingReduction(Operation *op) {
 
 /// softmax / log_softmax over the last axis: the row maximum, the sum of
 /// exp(x - max), then the row (the unfused kernel's operation order).
-Value buildSoftmax(OpBuilder &b, Operation *op, const ElementReader &reader, Value init) {
+SmallVector<Value> buildSoftmax(OpBuilder &b, Operation *op, const ElementReader &reader, ValueRange inits) {
   Location loc = op->getLoc();
   Value input = op->getOperand(0);
   ArrayRef<int64_t> shape = shapeOf(input);
   int64_t axis = shape.size() - 1, n = shape.back();
   bool isLog = isa<nn::LogSoftmaxOp>(op);
   Type t = b.getF32Type();
-  return forallRows(b, loc, shape.drop_back(), init, trailingSlice(shape, axis),
-                    [&](OpBuilder &rb, Location l, ArrayRef<Value> outer, Value slice) {
+  return forallRows(b, loc, shape.drop_back(), inits, trailingSlice(shape, axis),
+                    [&](OpBuilder &rb, Location l, ArrayRef<Value> outer, ValueRange slice) {
     auto x = [&](OpBuilder &nb, Location il, Value j) {
       SmallVector<Value> index(outer);
       index.push_back(j);
@@ -330,8 +352,8 @@ Value treeSum(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
 /// attention, one (batch..., query) row at a time: the row's Sk scores, their
 /// maximum, p = exp(s - max), then each output element's sum of p * v.
 /// Only one row of scores exists at a time (per thread), never the matrix.
-Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &reader, Value init,
-                     ArrayRef<int64_t> outPerm) {
+SmallVector<Value> buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &reader, ValueRange inits,
+                                  ArrayRef<int64_t> outPerm) {
   Location loc = op.getLoc();
   ArrayRef<int64_t> qShape = shapeOf(op.getQ()), kShape = shapeOf(op.getK()), vShape = shapeOf(op.getV());
   int64_t rank = qShape.size(), depth = qShape.back(), keys = kShape[rank - 2], dv = vShape.back();
@@ -345,8 +367,8 @@ Value buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &read
   }
   double scale = op.getScale().convertToDouble();
   Type t = b.getF32Type();
-  return forallRows(b, loc, qShape.drop_back(), init, slice,
-                    [&](OpBuilder &rb, Location l, ArrayRef<Value> row, Value outRow) {
+  return forallRows(b, loc, qShape.drop_back(), inits, slice,
+                    [&](OpBuilder &rb, Location l, ArrayRef<Value> row, ValueRange outRow) {
     ArrayRef<Value> batch = row.drop_back();
     Value query = row.back();
     auto at = [&](ArrayRef<Value> prefix, Value i, Value j) {
@@ -473,11 +495,12 @@ llvm::SetVector<Operation *> inlinableProducers(Operation *root, bool cheapOnly)
           isa<nn::TransposeOp>(def)) ||
         (cheapOnly && !isCheap(def)) || !llvm::all_of(def->getUsers(), inGroup))
       continue;
-    // Static shapes; elementwise ops on f32 only, whose scalar lowering exists.
+    // Static shapes; elementwise ops on f32 only, whose scalar lowering
+    // exists, and the f32 <-> f16/bf16 casts around low-precision operands.
     auto isStatic = [](Type t) { return cast<RankedTensorType>(t).hasStaticShape(); };
     auto isF32 = [](Type t) { return cast<RankedTensorType>(t).getElementType().isF32(); };
     if (!llvm::all_of(def->getOperandTypes(), isStatic) || !llvm::all_of(def->getResultTypes(), isStatic) ||
-        (isFusibleElementwise(def) &&
+        (isFusibleElementwise(def) && !isFloatCast(def) &&
          (!llvm::all_of(def->getOperandTypes(), isF32) || !isF32(def->getResult(0).getType()))))
       continue;
     group.insert(def);
@@ -505,14 +528,14 @@ bool isRowKernelRoot(Operation *op) {
 }
 
 FailureOr<SmallVector<Value>> buildRowKernel(OpBuilder &b, Operation *root, const ElementReader &reader,
-                                             Value init, ArrayRef<int64_t> outPerm) {
+                                             ValueRange inits, ArrayRef<int64_t> outPerm) {
   if (auto ln = dyn_cast<nn::LayerNormOp>(root))
-    return SmallVector<Value>{buildLayerNorm(b, ln, reader, init)};
+    return buildLayerNorm(b, ln, reader, inits);
   if (auto attention = dyn_cast<nn::AttentionOp>(root))
-    return SmallVector<Value>{buildAttention(b, attention, reader, init, outPerm)};
+    return buildAttention(b, attention, reader, inits, outPerm);
   if (auto axis = trailingReduction(root))
-    return SmallVector<Value>{buildReduceTrailing(b, root, *axis, reader, init)};
-  return SmallVector<Value>{buildSoftmax(b, root, reader, init)};
+    return buildReduceTrailing(b, root, *axis, reader, inits);
+  return buildSoftmax(b, root, reader, inits);
 }
 
 } // namespace nncc

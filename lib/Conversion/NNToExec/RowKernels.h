@@ -26,10 +26,11 @@ private:
 };
 
 /// The producers of `root`'s operands a fused kernel recomputes per element
-/// instead of reading: transposes, reshapes, unit-step slices, static splits
-/// and fusible elementwise ops whose every user is `root` or another of them
-/// (a value also read elsewhere is computed once, by its own kernel). With `cheapOnly`, only data movement
-/// and add/sub/mul join (attention reads each key Sq times). In program order.
+/// instead of reading: transposes, reshapes, unit-step slices, static splits,
+/// f32 <-> f16/bf16 casts and fusible f32 elementwise ops whose every user is
+/// `root` or another of them (a value also read elsewhere is computed once,
+/// by its own kernel). With `cheapOnly`, only data movement, casts and
+/// add/sub/mul join (attention reads each key Sq times). In program order.
 llvm::SetVector<mlir::Operation *> inlinableProducers(mlir::Operation *root, bool cheapOnly);
 
 /// True for the ops built as one parallel loop over rows: layer_norm,
@@ -39,12 +40,15 @@ bool isRowKernelRoot(mlir::Operation *op);
 
 /// Builds the kernel of a row root: one scf.forall over the rows (the kept
 /// dims; for attention batch x query) whose body does each row's reductions
-/// and writes its slice of `init`, reading operands through `reader`.
+/// and writes its slice of each of `inits` (one shape: the result and, with
+/// a second init, its cast), reading operands through `reader`.
 /// `outPerm` (attention only, may be empty) writes the result transposed by
-/// that permutation, which must keep the last dim last.
+/// that permutation, which must keep the last dim last. An f16/bf16 init
+/// gets each f32 result rounded to nearest even as it is written (a fused
+/// output cast).
 mlir::FailureOr<llvm::SmallVector<mlir::Value>>
 buildRowKernel(mlir::OpBuilder &b, mlir::Operation *root, const ElementReader &reader,
-               mlir::Value init, llvm::ArrayRef<int64_t> outPerm = {});
+               mlir::ValueRange inits, llvm::ArrayRef<int64_t> outPerm = {});
 
 } // namespace nncc
 
