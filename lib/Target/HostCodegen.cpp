@@ -129,6 +129,27 @@ llvm::StringMap<int64_t> addParallelRange(ModuleOp module) {
   return extents;
 }
 
+/// Moves the stack buffers a kernel allocates inside its loops (a row
+/// kernel's per-row scores) to its entry: an alloca in a loop body takes new
+/// stack space on every iteration (megabytes over the rows of one thread).
+/// A loop iteration never reads what an earlier one left in such a buffer,
+/// and every thread runs its own call of the kernel, so one buffer per call
+/// serves all iterations.
+void hoistStackBuffers(ModuleOp module) {
+  module.walk([](func::FuncOp func) {
+    if (func.isExternal())
+      return;
+    Block &entry = func.getBody().front();
+    SmallVector<memref::AllocaOp> inLoops;
+    func.walk([&](memref::AllocaOp alloca) {
+      if (alloca->getBlock() != &entry && alloca.getType().hasStaticShape() && alloca->getNumOperands() == 0)
+        inLoops.push_back(alloca);
+    });
+    for (memref::AllocaOp alloca : inLoops)
+      alloca->moveBefore(&entry, entry.begin());
+  });
+}
+
 /// Adds `nncc_<name>(ptr args, i64 begin, i64 end)` calling `kernel` with the
 /// pointers args[0..n) and the range.
 void addPackedEntry(OpBuilder &b, LLVM::LLVMFuncOp kernel) {
@@ -171,6 +192,7 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(BufferizedKernels kernels) {
     if (failed(applyPatternsGreedily(*module, std::move(patterns))))
       return fail("internal error: math approximation did not converge");
   }
+  hoistStackBuffers(*module);
   llvm::StringMap<int64_t> extents = addParallelRange(*module);
   if (auto err = runPipeline(*module, kLoweringPipeline, "kernel lowering"))
     return std::move(err);

@@ -350,7 +350,7 @@ Value treeSum(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
 }
 
 /// attention, one (batch..., query) row at a time: the row's Sk scores, their
-/// maximum, p = exp(s - max), then each output element's sum of p * v.
+/// maximum, p = exp(s - max), then the sum of p_j * v_j over the keys.
 /// Only one row of scores exists at a time (per thread), never the matrix.
 SmallVector<Value> buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &reader, ValueRange inits,
                                   ArrayRef<int64_t> outPerm) {
@@ -424,16 +424,26 @@ SmallVector<Value> buildAttention(OpBuilder &b, nn::AttentionOp op, const Elemen
                         [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
                           return {arith::AddFOp::create(nb, il, acc[0], tensor::ExtractOp::create(nb, il, probs, j))};
                         })[0];
-    // Each output element sums p * v over the keys in a register; across the
-    // row the v reads are contiguous, so the row vectorizes.
+    // The output row accumulates p_j * v_j key by key: each step is an
+    // axpy over the contiguous head dim, which vectorizes (summing each
+    // output element over the keys instead reads v with a stride and stays
+    // scalar). The row lives in stack memory, like the scores.
+    Value zeros = writeRow(rb, l, emptyTensor(rb, l, {dv}, t),
+                           [&](OpBuilder &nb, Location il, ArrayRef<Value>, Value) -> Value {
+                             return scalarConstant(nb, il, t, 0);
+                           })[0];
+    Value acc = forLoop(rb, l, keys, zeros,
+                        [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
+                          Value p = tensor::ExtractOp::create(nb, il, probs, j);
+                          return {writeRow(nb, il, carried[0],
+                                           [&](OpBuilder &db, Location dl, ArrayRef<Value> e, Value old) -> Value {
+                                             Value ve = reader.read(db, dl, op.getV(), at(batch, j, e[0]));
+                                             return arith::AddFOp::create(db, dl, old,
+                                                                          arith::MulFOp::create(db, dl, p, ve));
+                                           })[0]};
+                        })[0];
     return writeRow(rb, l, outRow, [&](OpBuilder &nb, Location il, ArrayRef<Value> e, Value) -> Value {
-      Value acc = forLoop(nb, il, keys, scalarConstant(nb, il, t, 0),
-                          [&](OpBuilder &jb, Location jl, Value j, ValueRange carried) -> SmallVector<Value> {
-                            Value p = tensor::ExtractOp::create(jb, jl, probs, j);
-                            Value ve = reader.read(jb, jl, op.getV(), at(batch, j, e[0]));
-                            return {arith::AddFOp::create(jb, jl, carried[0], arith::MulFOp::create(jb, jl, p, ve))};
-                          })[0];
-      return arith::DivFOp::create(nb, il, acc, sum);
+      return arith::DivFOp::create(nb, il, tensor::ExtractOp::create(nb, il, acc, e[0]), sum);
     });
   });
 }
