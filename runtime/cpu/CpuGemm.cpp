@@ -76,15 +76,23 @@ void runEpilogueChunk(void *context, int64_t chunk) {
   const EpilogueJob &job = *static_cast<const EpilogueJob *>(context);
   const GemmParams &g = *job.g;
   int64_t begin = job.rows * chunk / job.chunks, end = job.rows * (chunk + 1) / job.chunks;
+  // One simple loop per stage, so that the bias add and ReLU vectorize (a
+  // per-element switch over the activation and the output type does not).
   for (int64_t r = begin; r < end; ++r) {
     int64_t row = (r / g.m) * g.strideC + (r % g.m) * g.ldc;
-    for (int64_t j = 0; j < g.n; ++j) {
-      float v = activate(g.activation, job.c[row + j] + (job.bias ? job.bias[j] : 0.0f));
-      if (!job.out16)
-        job.c[row + j] = v;
-      else
-        job.out16[row + j] = g.dtypeC == NNCC_DTYPE_F16 ? floatToF16(v) : floatToBf16(v);
-    }
+    float *c = job.c + row;
+    if (job.bias)
+      for (int64_t j = 0; j < g.n; ++j)
+        c[j] += job.bias[j];
+    if (static_cast<GemmActivation>(g.activation) == GemmActivation::Relu)
+      for (int64_t j = 0; j < g.n; ++j)
+        c[j] = c[j] > 0 ? c[j] : 0;
+    else if (static_cast<GemmActivation>(g.activation) != GemmActivation::None)
+      for (int64_t j = 0; j < g.n; ++j)
+        c[j] = activate(g.activation, c[j]);
+    if (job.out16)
+      for (int64_t j = 0; j < g.n; ++j)
+        job.out16[row + j] = g.dtypeC == NNCC_DTYPE_F16 ? floatToF16(c[j]) : floatToBf16(c[j]);
   }
 }
 
