@@ -18,55 +18,9 @@ import subprocess
 import sys
 import tempfile
 
-
-def read_tensor_name_dims(path):
-    """(name, dims) of a TensorProto file: fields 8 (name) and 1 (dims)."""
-    data = open(path, "rb").read()
-    pos, name, dims = 0, "", []
-
-    def varint():
-        nonlocal pos
-        shift = value = 0
-        while True:
-            b = data[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return value
-            shift += 7
-
-    while pos < len(data):
-        key = varint()
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            v = varint()
-            if field == 1:
-                dims.append(v)
-        elif wire == 2:
-            n = varint()
-            chunk = data[pos:pos + n]
-            pos += n
-            if field == 8:
-                name = chunk.decode("utf-8", "replace")
-            elif field == 1:  # packed dims
-                sub = 0
-                while sub < len(chunk):
-                    shift = v = 0
-                    while True:
-                        b = chunk[sub]
-                        sub += 1
-                        v |= (b & 0x7F) << shift
-                        if not b & 0x80:
-                            break
-                        shift += 7
-                    dims.append(v)
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        else:
-            break
-    return name, dims
+# The TensorProto header decoder of the CPU backend suite (no protobuf module needed).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "backend"))
+from run_suite import read_tensor_header  # noqa: E402
 
 
 def numbered(folder, prefix):
@@ -89,7 +43,7 @@ def compile_test(args, test):
     bound = []
     if p.returncode != 0 and inputs:
         for path in inputs:
-            name, dims = read_tensor_name_dims(path)
+            name, _, dims = read_tensor_header(path)
             if name and len(dims) <= 1:
                 bound.append((name, path))
         if bound:
