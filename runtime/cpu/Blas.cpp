@@ -1,7 +1,8 @@
 //===- Blas.cpp -----------------------------------------------------------===//
 #include "Blas.h"
 
-#include <cstdlib>
+#include "../SharedLibrary.h"
+
 #include <dlfcn.h>
 #include <mutex>
 #include <vector>
@@ -13,35 +14,17 @@ namespace {
 const char *const kDefaultLibraries[] = {"libopenblas.so.0", "libblas.so.3", "libcblas.so.3"};
 
 std::vector<std::string> candidates() {
-  std::vector<std::string> out;
-  const char *env = std::getenv("NNCC_BLAS_LIBRARY");
-  if (env && *env) {
-    std::string list = env;
-    size_t start = 0;
-    while (start <= list.size()) {
-      size_t end = list.find(':', start);
-      if (end == std::string::npos)
-        end = list.size();
-      if (end > start)
-        out.push_back(list.substr(start, end - start));
-      start = end + 1;
-    }
-  } else {
+  std::vector<std::string> out = pathsFromEnv("NNCC_BLAS_LIBRARY");
+  if (out.empty())
     out.assign(std::begin(kDefaultLibraries), std::end(kDefaultLibraries));
-  }
   return out;
 }
 
 /// Tries one library; on failure says why in `why`.
 bool tryLoad(const std::string &lib, BlasSymbols *syms, std::string *why) {
-  dlerror();
-  void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char *e = dlerror();
-    std::string msg = e ? e : "cannot be loaded";
-    *why = msg.find("No such file") != std::string::npos ? "not found" : msg;
+  void *h = openLibrary(lib, why);
+  if (!h)
     return false;
-  }
   BlasSymbols s;
   std::string missing;
 #define NNCC_BLAS_REQUIRED(name, ret, params)                                                      \
@@ -69,17 +52,14 @@ Status Blas::get(const Blas **out) {
   static Blas *blas = nullptr;
   static Status *failure = nullptr;
   std::call_once(once, [] {
-    std::vector<std::string> libs = candidates();
     std::string tried;
     auto *b = new Blas();
-    for (const std::string &lib : libs) {
-      std::string why;
-      if (tryLoad(lib, &b->syms_, &why)) {
-        b->library_ = lib;
-        blas = b;
-        return;
-      }
-      tried += (tried.empty() ? "" : ", ") + lib + " (" + why + ")";
+    b->library_ = loadFirst(
+        candidates(), [&](const std::string &lib, std::string *why) { return tryLoad(lib, &b->syms_, why); },
+        &tried);
+    if (!b->library_.empty()) {
+      blas = b;
+      return;
     }
     delete b;
     failure = new Status(NNCC_ERROR_UNAVAILABLE,

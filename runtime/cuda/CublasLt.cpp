@@ -1,6 +1,8 @@
 //===- CublasLt.cpp -------------------------------------------------------===//
 #include "CublasLt.h"
 
+#include "../SharedLibrary.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
@@ -11,34 +13,18 @@ namespace nncc::rt {
 namespace {
 
 std::vector<std::string> candidates() {
-  std::vector<std::string> out;
-  const char *env = std::getenv("NNCC_CUBLASLT_LIBRARY");
-  if (env && *env) {
-    std::string list = env;
-    for (size_t start = 0; start <= list.size();) {
-      size_t end = list.find(':', start);
-      if (end == std::string::npos)
-        end = list.size();
-      if (end > start)
-        out.push_back(list.substr(start, end - start));
-      start = end + 1;
-    }
+  std::vector<std::string> out = pathsFromEnv("NNCC_CUBLASLT_LIBRARY");
+  if (!out.empty())
     return out;
-  }
   const char *home = std::getenv("CUDA_HOME");
   std::string toolkit = std::string(home && *home ? home : "/usr/local/cuda") + "/lib64/";
   return {"libcublasLt.so.13", "libcublasLt.so", toolkit + "libcublasLt.so.13"};
 }
 
 bool tryLoad(const std::string &lib, CublasLtSymbols *s, std::string *why) {
-  dlerror();
-  void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char *e = dlerror();
-    std::string msg = e ? e : "cannot be loaded";
-    *why = msg.find("No such file") != std::string::npos ? "not found" : msg;
+  void *h = openLibrary(lib, why);
+  if (!h)
     return false;
-  }
   std::string missing;
 #define NNCC_LT(name)                                                                              \
   s->name = reinterpret_cast<decltype(s->name)>(dlsym(h, #name));                                  \
@@ -78,14 +64,12 @@ Status CublasLt::get(const CublasLt **out) {
   std::call_once(once, [] {
     std::string tried;
     auto *l = new CublasLt();
-    for (const std::string &lib : candidates()) {
-      std::string why;
-      if (tryLoad(lib, &l->sym_, &why)) {
-        l->library_ = lib;
-        lt = l;
-        return;
-      }
-      tried += (tried.empty() ? "" : ", ") + lib + " (" + why + ")";
+    l->library_ = loadFirst(
+        candidates(), [&](const std::string &lib, std::string *why) { return tryLoad(lib, &l->sym_, why); },
+        &tried);
+    if (!l->library_.empty()) {
+      lt = l;
+      return;
     }
     delete l;
     failure = new Status(NNCC_ERROR_UNAVAILABLE,
