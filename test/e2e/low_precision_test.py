@@ -16,13 +16,13 @@ rounding boundary. Exit status 1 on any mismatch.
 import argparse
 import math
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from e2e_util import read_tensor_proto, run, work_folder
 
 F16, BF16 = TensorProto.FLOAT16, TensorProto.BFLOAT16
 
@@ -70,19 +70,6 @@ def bits_of(t):
     return np.asarray(t.int32_data, dtype=np.uint16).reshape(tuple(t.dims))
 
 
-def read_tensor(path):
-    t = TensorProto()
-    with open(path, "rb") as f:
-        t.ParseFromString(f.read())
-    return t
-
-
-def run(cmd, what):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{what} failed (exit {p.returncode}): {' '.join(cmd)}\n{p.stdout}")
-
-
 def make_model(name, nodes, inputs, outputs, inits):
     graph = helper.make_graph(nodes, name, inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -104,7 +91,7 @@ def compile_and_run(args, work, name, model, feeds):
     so = os.path.join(case, "model.so")
     run([args.nncc, path, "-o", so, "--target=cpu"], "nncc")
     run([args.nncc_run, so, "--input-dir", in_dir, "--output-dir", out_dir], "nncc-run")
-    return [read_tensor(os.path.join(out_dir, f"output_{k}.pb")) for k in range(len(model.graph.output))]
+    return [read_tensor_proto(os.path.join(out_dir, f"output_{k}.pb")) for k in range(len(model.graph.output))]
 
 
 def ulp_diff(got_bits, want, dtype):
@@ -233,13 +220,7 @@ def main():
     parser.add_argument("--work-dir")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    tmp = None
-    if args.work_dir:
-        work = args.work_dir
-        os.makedirs(work, exist_ok=True)
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="nncc-low-precision-")
-        work = tmp.name
+    work, tmp = work_folder(args.work_dir, "nncc-low-precision-")
     rng = np.random.default_rng(args.seed)
     tests = [lambda: test_casts(args, work, rng)]
     for fn, dtype in [(test_mlp, F16), (test_cnn, F16), (test_layer_norm_gelu, F16),

@@ -19,9 +19,7 @@ Uses Debian's python3-onnx (run with /usr/bin/python3).
 """
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import onnx
@@ -31,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import reference  # noqa: E402
+from e2e_util import read_tensor, run, work_folder  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
@@ -39,13 +38,6 @@ GENERATED = set()  # model folders written by this run
 
 ONNX_TO_NUMPY = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64,
                  onnx.TensorProto.INT64: np.int64, onnx.TensorProto.INT32: np.int32}
-
-
-def run(cmd, what):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{what} failed (exit {p.returncode}): {' '.join(cmd)}\n{p.stdout}")
-    return p.stdout
 
 
 def make_input(info, rng):
@@ -59,13 +51,6 @@ def make_input(info, rng):
     if np.issubdtype(dtype, np.floating):
         return rng.standard_normal(dims).astype(dtype)
     return rng.integers(0, 4, size=dims).astype(dtype)
-
-
-def read_tensor(path):
-    t = onnx.TensorProto()
-    with open(path, "rb") as f:
-        t.ParseFromString(f.read())
-    return numpy_helper.to_array(t)
 
 
 def check_model(name, batch, args, work):
@@ -136,13 +121,7 @@ def main():
                         help="max abs error bound, times max(1, max |ref|)")
     args = parser.parse_args()
 
-    tmp = None
-    if args.work_dir:
-        work = args.work_dir
-        os.makedirs(work, exist_ok=True)
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="nncc-e2e-")
-        work = tmp.name
+    work, tmp = work_folder(args.work_dir, "nncc-e2e-")
     failures = 0
     for batch in (int(b) for b in args.batches.split(",")):
         for name in args.models.split(","):

@@ -20,31 +20,17 @@ numbers a GPU run gives up to summation order. Run with /usr/bin/python3
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from e2e_util import read_tensor, run, work_folder
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
 BOUNDS = {"bf16": 2e-2, "fp16": 5e-3, "mixed": 2e-2}
-
-
-def run(cmd, what):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{what} failed (exit {p.returncode}): {' '.join(cmd)}\n{p.stdout}")
-    return p.stdout
-
-
-def read_tensor(path):
-    t = onnx.TensorProto()
-    with open(path, "rb") as f:
-        t.ParseFromString(f.read())
-    return numpy_helper.to_array(t)
 
 
 def compile_and_run(args, model_path, in_dir, case, precision):
@@ -110,13 +96,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    tmp = None
-    if args.work_dir:
-        work = args.work_dir
-        os.makedirs(work, exist_ok=True)
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="nncc-precision-")
-        work = tmp.name
+    work, tmp = work_folder(args.work_dir, "nncc-precision-")
     run([sys.executable, MAKE_MODELS, work, "--batch", str(args.batch)], "make_models.py")
     failures = total = 0
     for name in args.models.split(","):
