@@ -32,37 +32,19 @@
 namespace nncc {
 namespace {
 
-/// Runs `pm` on `module`, turning diagnostics into one llvm::Error.
-llvm::Error runPasses(mlir::PassManager &pm, mlir::ModuleOp module, llvm::StringRef phase) {
-  std::string messages;
-  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic &diag) {
-    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
-      llvm::raw_string_ostream os(messages);
-      os << "\n  " << diag.getLocation() << ": " << diag;
-    }
-    return mlir::success();
-  });
-  if (mlir::succeeded(pm.run(module)))
-    return llvm::Error::success();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s failed:%s",
-                                 phase.str().c_str(), messages.c_str());
-}
-
 /// Runs `fn` (a phase returning LogicalResult with diagnostics) into an llvm::Error.
 llvm::Error withDiagnostics(mlir::MLIRContext &ctx, llvm::StringRef phase,
                             llvm::function_ref<mlir::LogicalResult()> fn) {
-  std::string messages;
-  mlir::ScopedDiagnosticHandler handler(&ctx, [&](mlir::Diagnostic &diag) {
-    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
-      llvm::raw_string_ostream os(messages);
-      os << "\n  " << diag.getLocation() << ": " << diag;
-    }
-    return mlir::success();
-  });
+  DiagnosticCollector diags(&ctx);
   if (mlir::succeeded(fn()))
     return llvm::Error::success();
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s failed:%s",
-                                 phase.str().c_str(), messages.c_str());
+                                 phase.str().c_str(), diags.text.c_str());
+}
+
+/// Runs `pm` on `module`, turning diagnostics into one llvm::Error.
+llvm::Error runPasses(mlir::PassManager &pm, mlir::ModuleOp module, llvm::StringRef phase) {
+  return withDiagnostics(*module.getContext(), phase, [&] { return pm.run(module); });
 }
 
 /// True for the nn ops counted in FLOPs and stats (not constants).

@@ -1,9 +1,9 @@
-/// Kernels to host object code: the upstream bufferization and LLVM lowering
-/// pipelines, a packed-argument entry per kernel, LLVM -O3 for the host CPU.
+/// Bufferized kernels to host object code: vectorizable math, the outer
+/// parallel loop split into thread ranges, the upstream LLVM lowering, a
+/// packed-argument entry per kernel, LLVM -O3 for the host CPU.
 #include "lib/Target/HostCodegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -11,11 +11,6 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
