@@ -410,9 +410,17 @@ llvm::Expected<std::string> assembleCubin(const std::string &ptxas, const std::s
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
     return buffer ? (*buffer)->getBuffer().str() : std::string();
   };
-  if (rc != 0)
+  if (rc != 0) {
+    std::string output = read(log);
+    /// An unresolved `__nv_*` function means libdevice was not linked: say
+    /// where to point nncc rather than leave the user with ptxas's words.
+    std::string hint = llvm::StringRef(output).contains("function '__nv_")
+                           ? "\nlibdevice (nvvm/libdevice/libdevice.10.bc) was not found; set CUDA_HOME to the "
+                             "CUDA toolkit folder"
+                           : "";
     return fail("ptxas (" + ptxas + ") rejected the PTX for " + arch + (error.empty() ? "" : ": " + error) +
-                "\n" + read(log));
+                "\n" + output + hint);
+  }
   return read(out);
 }
 
@@ -421,15 +429,25 @@ llvm::Expected<std::string> assembleCubin(const std::string &ptxas, const std::s
 /// set the math calls stay unresolved and ptxas rejects the PTX. The toolkit
 /// whose ptxas assembles the cubins is the natural default.
 void pointNvvmAtToolkit(const std::string &ptxas) {
-  if (ptxas.empty() || std::getenv("CUDA_ROOT") || std::getenv("CUDA_HOME") || std::getenv("CUDA_PATH"))
+  if (std::getenv("CUDA_ROOT") || std::getenv("CUDA_HOME") || std::getenv("CUDA_PATH"))
     return;
-  llvm::SmallString<256> root;
-  if (llvm::sys::fs::real_path(ptxas, root))
-    return;
-  llvm::sys::path::remove_filename(root); // bin/
-  llvm::sys::path::remove_filename(root);
-  if (llvm::sys::fs::exists(root + "/nvvm/libdevice"))
-    ::setenv("CUDA_HOME", root.c_str(), /*overwrite=*/0);
+  /// `ptxas` on PATH may be a wrapper script outside the toolkit (CI has
+  /// /usr/local/bin/ptxas exec'ing the real one), so its folder is only the
+  /// first guess; the usual install folders follow.
+  llvm::SmallVector<std::string, 3> roots;
+  llvm::SmallString<256> real;
+  if (!ptxas.empty() && !llvm::sys::fs::real_path(ptxas, real)) {
+    llvm::sys::path::remove_filename(real); // bin/
+    llvm::sys::path::remove_filename(real);
+    roots.push_back(real.str().str());
+  }
+  roots.push_back("/usr/local/cuda");
+  roots.push_back("/usr/lib/cuda");
+  for (const std::string &root : roots)
+    if (llvm::sys::fs::exists(root + "/nvvm/libdevice")) {
+      ::setenv("CUDA_HOME", root.c_str(), /*overwrite=*/0);
+      return;
+    }
 }
 
 } // namespace
