@@ -77,6 +77,30 @@ Value fill(OpBuilder &b, Location loc, Value init, Value value) {
   return linalg::FillOp::create(b, loc, value, init).getResult(0);
 }
 
+Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> pads, Value value) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t spatial = type.getRank() - 2;
+  SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)), high(2, b.getIndexAttr(0));
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t d = 0; d < spatial; ++d) {
+    low.push_back(b.getIndexAttr(pads[d]));
+    high.push_back(b.getIndexAttr(pads[spatial + d]));
+    shape[2 + d] += pads[d] + pads[spatial + d];
+  }
+  return tensor::PadOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), x, low, high, value);
+}
+
+SmallVector<int64_t> coveringPads(ArrayRef<int64_t> pads, ArrayRef<int64_t> inShape, ArrayRef<int64_t> outShape,
+                                 ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
+  int64_t spatial = inShape.size() - 2;
+  SmallVector<int64_t> result(pads);
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t reach = (outShape[2 + d] - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1;
+    result[spatial + d] = std::max(result[spatial + d], reach - inShape[2 + d] - pads[d]);
+  }
+  return result;
+}
+
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type elementType) {
   return tensor::EmptyOp::create(b, loc, shape, elementType);
 }

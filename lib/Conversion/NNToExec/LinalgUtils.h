@@ -48,6 +48,19 @@ mlir::Value clampIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value i, in
 /// linalg.fill of `init` with `value`.
 mlir::Value fill(mlir::OpBuilder &b, mlir::Location loc, mlir::Value init, mlir::Value value);
 
+/// `x` [N, C, spatial...] with its spatial dims padded by ONNX `pads`
+/// (begins then ends) with `value`: window kernels then read it through plain
+/// affine maps, with no bounds check or select per element.
+mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                       llvm::ArrayRef<int64_t> pads, mlir::Value value);
+
+/// ONNX `pads` (begins then ends) of a window op with each end raised as far
+/// as the last window reaches (ceil_mode pools read past the end pad): the
+/// padding padSpatial needs so that no window reads outside it.
+llvm::SmallVector<int64_t> coveringPads(llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> inShape,
+                                        llvm::ArrayRef<int64_t> outShape, llvm::ArrayRef<int64_t> kernel,
+                                        llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> dilations);
+
 /// An empty tensor of `shape` and `elementType`.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
                         mlir::Type elementType);
