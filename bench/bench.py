@@ -6,7 +6,7 @@
 
 bench/run.sh builds what this needs and calls it; see docs/performance.md. For every model and
 batch it
-  1. compiles the model with `nncc --stats` under /usr/bin/time -v (wall time, peak RSS, phases);
+  1. compiles the model with `nncc --target=cpu --stats` under /usr/bin/time -v (wall time, peak RSS, phases);
   2. starts two long-lived harnesses, bench/out/bin/nncc_bench (C++, the runtime API) and
      `node bench/ort_bench.js` (onnxruntime-node), each with its own session on the same inputs;
   3. warms both up, then alternates blocks of timed runs between them (ABBA order), so that
@@ -187,7 +187,9 @@ def parse_time_v(text):
 
 def compile_model(nncc, onnx_path, so_path, stats_path):
     t0 = time.monotonic()
-    r = sh(["/usr/bin/time", "-v", nncc, onnx_path, "-o", so_path, f"--stats={stats_path}"])
+    # The CPU target alone: CPU-only modules run convolutions as direct kernels
+    # (with a CUDA target they stay im2col + GEMM for cuBLASLt).
+    r = sh(["/usr/bin/time", "-v", nncc, onnx_path, "-o", so_path, "--target=cpu", f"--stats={stats_path}"])
     wall = time.monotonic() - t0
     info = parse_time_v(r.stderr)
     info.setdefault("wall_s", wall)

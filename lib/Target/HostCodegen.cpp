@@ -39,7 +39,11 @@ llvm::Error fail(const llvm::Twine &message) {
 constexpr const char *kLoweringPipeline =
     "buffer-deallocation-pipeline,"
     "convert-bufferization-to-memref,"
-    "lower-affine,convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "lower-affine,convert-scf-to-cf,"
+    // Direct convolutions' vector code: 1-D transfers become (masked) vector
+    // loads and stores.
+    "convert-vector-to-llvm,"
+    "expand-strided-metadata,lower-affine,"
     // LLVM intrinsics first (fma from the approximations must not become
     // fmaf calls), libm for the rest (erf of f64, pow...).
     "convert-math-to-llvm,convert-math-to-libm,"

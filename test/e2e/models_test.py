@@ -3,7 +3,7 @@
 
     /usr/bin/python3 test/e2e/models_test.py --nncc build/bin/nncc --nncc-run build/bin/nncc-run
         [--models mlp,cnn,transformer] [--batches 1,4] [--work-dir DIR] [--seed S]
-        [--rtol-l2 1e-4] [--atol 1e-4]
+        [--rtol-l2 1e-4] [--atol 1e-4] [--nncc-flags "--target=cpu"]
 
 For each model and batch size: generates the model with
 examples/models/make_models.py, makes seeded random inputs
@@ -79,7 +79,7 @@ def check_model(name, batch, args, work):
     ref = reference.run_model(model, inputs)
 
     so = os.path.join(case, f"{name}.so")
-    run([args.nncc, model_path, "-o", so], "nncc")
+    run([args.nncc, model_path, "-o", so] + args.nncc_flags.split(), "nncc")
     run([args.nncc_run, so, "--input-dir", in_dir, "--output-dir", out_dir], "nncc-run")
 
     ok, parts = True, []
@@ -116,6 +116,8 @@ def main():
     parser.add_argument("--work-dir", help="keep models, inputs and outputs here (default: a "
                                            "temporary folder, removed afterwards)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--nncc-flags", default="",
+                        help="extra nncc options, e.g. --target=cpu (direct convolutions)")
     parser.add_argument("--rtol-l2", type=float, default=1e-4)
     parser.add_argument("--atol", type=float, default=1e-4,
                         help="max abs error bound, times max(1, max |ref|)")

@@ -1,5 +1,6 @@
 #include "lib/Conversion/NNToExec/NNToExec.h"
 
+#include "lib/Conversion/NNToExec/DirectConv.h"
 #include "lib/Conversion/NNToExec/KernelBuilders.h"
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
 #include "lib/Conversion/NNToExec/RowKernels.h"
@@ -151,34 +152,42 @@ bool gemmBatchCompatible(RankedTensorType operand, RankedTensorType result) {
 
 /// im2col of an N-d convolution input, as col[n, c, k..., o...]: the input
 /// element under kernel tap k for output position o, 0 in the padding.
-/// The input is padded first, so every element is a plain affine read
-/// (x[n, c, o*s + k*d]): taps outside, output positions inside, the innermost
-/// loop a unit-stride walk along the input row (stride 1) that vectorizes.
+/// Iterating taps outside and output positions inside keeps the innermost
+/// loop a unit-stride walk along the input row (stride 1), which vectorizes.
 /// With `batchInner` the layout is col[c, k..., n, o...]: the columns of all
 /// images side by side, one GEMM operand for the whole batch.
 Value im2col(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init, bool batchInner) {
   auto in = cast<RankedTensorType>(x.getType());
   int64_t spatial = in.getRank() - 2;
   ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(), dilations = conv.getDilations();
-  auto colShape = cast<RankedTensorType>(init.getType()).getShape();
-  SmallVector<int64_t> outSpatial{0, 0}, kernel;
-  for (int64_t d = 0; d < spatial; ++d) {
-    outSpatial.push_back(colShape[colShape.size() - spatial + d]);
-    kernel.push_back(colShape[(batchInner ? 1 : 2) + d]);
-  }
-  SmallVector<int64_t> covering = coveringPads(pads, in.getShape(), outSpatial, kernel, strides, dilations);
-  if (llvm::any_of(covering, [](int64_t p) { return p != 0; }))
-    x = padSpatial(b, loc, x, covering, arith::ConstantOp::create(b, loc, b.getFloatAttr(in.getElementType(), 0)));
-  MLIRContext *ctx = b.getContext();
+  auto idx = [&](OpBuilder &nb, Location l, int64_t v) { return (Value)arith::ConstantIndexOp::create(nb, l, v); };
   auto colType = cast<RankedTensorType>(init.getType());
   int64_t rank = colType.getRank(); // 2 + 2 * spatial
-  int64_t nDim = batchInner ? 1 + spatial : 0, cDim = batchInner ? 0 : 1, kDim = batchInner ? 1 : 2;
-  SmallVector<AffineExpr> src{getAffineDimExpr(nDim, ctx), getAffineDimExpr(cDim, ctx)};
-  for (int64_t d = 0; d < spatial; ++d)
-    src.push_back(getAffineDimExpr(2 + spatial + d, ctx) * strides[d] + getAffineDimExpr(kDim + d, ctx) * dilations[d]);
   SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
-  return generic(b, loc, x, init, {AffineMap::get(rank, 0, src, ctx), b.getMultiDimIdentityMap(rank)}, it,
-                 [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
+  auto op = linalg::GenericOp::create(
+      b, loc, colType, ValueRange{}, init, ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank)}, it,
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        int64_t nDim = batchInner ? 1 + spatial : 0, cDim = batchInner ? 0 : 1, kDim = batchInner ? 1 : 2;
+        SmallVector<Value> src{linalg::IndexOp::create(nb, l, nDim), linalg::IndexOp::create(nb, l, cDim)};
+        Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+        for (int64_t d = 0; d < spatial; ++d) {
+          Value k = linalg::IndexOp::create(nb, l, kDim + d);
+          Value o = linalg::IndexOp::create(nb, l, 2 + spatial + d);
+          Value i = arith::AddIOp::create(
+              nb, l, arith::SubIOp::create(nb, l, arith::MulIOp::create(nb, l, o, idx(nb, l, strides[d])), idx(nb, l, pads[d])),
+              arith::MulIOp::create(nb, l, k, idx(nb, l, dilations[d])));
+          int64_t len = in.getShape()[2 + d];
+          valid = arith::AndIOp::create(
+              nb, l, valid,
+              arith::AndIOp::create(nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, idx(nb, l, 0)),
+                                    arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(nb, l, len))));
+          src.push_back(arith::MinSIOp::create(nb, l, arith::MaxSIOp::create(nb, l, i, idx(nb, l, 0)), idx(nb, l, len - 1)));
+        }
+        Value v = tensor::ExtractOp::create(nb, l, x, src);
+        Value zero = arith::ConstantOp::create(nb, l, nb.getFloatAttr(in.getElementType(), 0));
+        linalg::YieldOp::create(nb, l, ValueRange{arith::SelectOp::create(nb, l, valid, v, zero)});
+      });
+  return op.getResult(0);
 }
 
 /// A convolution without groups as im2col (a kernel, in the input's type) +
@@ -303,8 +312,9 @@ bool isLibraryContraction(Operation *op) {
            (!g.getC() || getElementTypeOrSelf(g.getC().getType()) == getElementTypeOrSelf(g.getType()));
   }
   if (auto conv = dyn_cast<nn::ConvOp>(op))
-    return conv.getGroup() == 1 && isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) &&
-           nonEmpty(conv.getResult()) && nonEmpty(conv.getWeight());
+    return conv.getGroup() == 1 && !conv->hasAttr(kDirectConvolutionAttr) &&
+           isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) && nonEmpty(conv.getResult()) &&
+           nonEmpty(conv.getWeight());
   return false;
 }
 
@@ -766,6 +776,12 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
       else
         splitGemmBias(func);
     }
+    // After the bias split, which rebuilds the convolutions.
+    if (options.directConvolutions)
+      func.walk([](nn::ConvOp conv) {
+        if (isDirectConvolution(conv))
+          conv->setAttr(kDirectConvolutionAttr, UnitAttr::get(conv.getContext()));
+      });
     if ((options.fuse && failed(fuseRowKernels(func, module, counter))) ||
         (options.fuse && failed(fuseElementwise(func, module, counter))) ||
         failed(lowerFunction(func, module, counter)))

@@ -17,6 +17,11 @@ struct LoweringOptions {
   /// inside the consumer's generated kernel, so CPU-only modules keep them
   /// in kernels.
   bool gemmEpilogues = true;
+  /// Stride-1 2-D f32 convolutions as generated direct kernels (vector code
+  /// blocked over output channels, rows and columns; DirectConv.cpp) instead
+  /// of im2col + GEMM. For CPU-only modules: on a GPU each such kernel would
+  /// run one thread per tile, where cuBLASLt's GEMM fills the device.
+  bool directConvolutions = false;
 };
 
 mlir::LogicalResult lowerNNToExec(mlir::ModuleOp module, const LoweringOptions &options = {});

@@ -1,0 +1,27 @@
+#ifndef NNCC_LIB_CONVERSION_NNTOEXEC_DIRECTCONV_H
+#define NNCC_LIB_CONVERSION_NNTOEXEC_DIRECTCONV_H
+
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace nncc {
+
+/// True when `conv` (2-D, f32, output rows of at least 12 columns per chunk;
+/// strided only with 4+ output channels per group) can run as a
+/// register-blocked direct convolution kernel.
+bool isDirectConvolution(nn::ConvOp conv);
+
+/// Marks the convolutions that lowering runs as direct kernels (the choice
+/// depends on the targets, so it is made once and read by both the library
+/// check and the kernel builder).
+constexpr llvm::StringLiteral kDirectConvolutionAttr = "nncc.direct_convolution";
+
+/// The direct convolution kernel body: out = conv(x, w) (+ bias[m] when
+/// `bias` is set) into `init`, as one scf.forall of vector code.
+mlir::Value buildDirectConvolution(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
+                                   mlir::Value w, mlir::Value bias, mlir::Value init);
+
+} // namespace nncc
+
+#endif // NNCC_LIB_CONVERSION_NNTOEXEC_DIRECTCONV_H

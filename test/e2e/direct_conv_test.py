@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Direct convolution kernels (lib/Conversion/NNToExec/DirectConv.cpp) against numpy.
+
+    /usr/bin/python3 test/e2e/direct_conv_test.py --nncc build/bin/nncc --nncc-run build/bin/nncc-run
+        [--work-dir DIR]
+
+Each case is one Conv node (bias, pads, groups, dilations, strides) compiled
+with --target=cpu, where eligible convolutions run as direct kernels. The test
+checks that the case takes the path it names (a direct kernel: `vector.fma`
+in --emit=exec; otherwise im2col + GEMM or the generic loop kernel), runs it
+on seeded random inputs and compares with a float64 numpy convolution:
+max |out - ref| <= 1e-4 * max(1, max |ref|). The same case compiled for
+cpu + cuda:sm_90 must not use the direct kernel (GPUs keep im2col + cuBLASLt).
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_util import read_tensor, run, work_folder  # noqa: E402
+
+# (name, direct?, n, cin, cout, h, w, kernel, pads [t, l, b, r], group, dilations, strides)
+CASES = [
+    ("3x3_pad1", True, 2, 8, 16, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
+    ("7x7_wide_chunks", True, 1, 3, 32, 20, 57, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
+    ("depthwise_14", True, 3, 16, 16, 14, 14, 3, [1, 1, 1, 1], 16, [1, 1], [1, 1]),
+    ("grouped_uneven_pads", True, 2, 12, 24, 15, 13, 3, [0, 2, 1, 0], 3, [1, 1], [1, 1]),
+    ("dilated", True, 1, 6, 5, 9, 40, 3, [2, 2, 2, 2], 1, [2, 2], [1, 1]),
+    ("pointwise_is_gemm", False, 2, 32, 64, 56, 56, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
+    ("5x5_groups", True, 1, 4, 8, 17, 17, 5, [2, 1, 2, 1], 2, [1, 1], [1, 1]),
+    ("depthwise_56", True, 2, 32, 32, 56, 56, 3, [1, 1, 1, 1], 32, [1, 1], [1, 1]),
+    ("narrow_chunks_fall_back", False, 1, 8, 8, 13, 30, 3, [0, 3, 2, 4], 8, [1, 1], [1, 1]),
+    ("7x7_wide", True, 1, 2, 8, 7, 70, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
+    ("stem_7x7_stride2", True, 2, 3, 32, 112, 112, 7, [3, 3, 3, 3], 1, [1, 1], [2, 2]),
+    ("3x3_stride2", True, 2, 16, 32, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2]),
+    ("stride3x2_dilated_groups", True, 1, 8, 16, 30, 61, 3, [0, 1, 2, 1], 2, [2, 1], [3, 2]),
+    ("column_stride_only", True, 1, 4, 8, 40, 40, 3, [1, 1, 1, 1], 1, [1, 1], [1, 2]),
+    ("depthwise_stride2_falls_back", False, 2, 16, 16, 28, 28, 3, [1, 1, 1, 1], 16, [1, 1], [2, 2]),
+]
+
+
+def reference_conv(x, w, b, pads, group, dilations, strides):
+    m, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (xp.shape[2] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (xp.shape[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+    out = np.zeros((x.shape[0], m, oh, ow))
+    mg = m // group
+    for o in range(m):
+        g = o // mg
+        for c in range(cg):
+            for y in range(kh):
+                for z in range(kw):
+                    rows = slice(y * dilations[0], y * dilations[0] + (oh - 1) * strides[0] + 1, strides[0])
+                    cols = slice(z * dilations[1], z * dilations[1] + (ow - 1) * strides[1] + 1, strides[1])
+                    out[:, o] += w[o, c, y, z] * xp[:, g * cg + c, rows, cols]
+    return out + b[None, :, None, None]
+
+
+def check(case, args, work, rng):
+    name, direct, n, cin, cout, h, wd, k, pads, group, dilations, strides = case
+    x = rng.standard_normal((n, cin, h, wd)).astype(np.float32)
+    w = rng.standard_normal((cout, cin // group, k, k)).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    want = reference_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), pads, group,
+                          dilations, strides)
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv", kernel_shape=[k, k], pads=pads,
+                            group=group, dilations=dilations, strides=strides)
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, want.shape)],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    d = os.path.join(work, name)
+    os.makedirs(os.path.join(d, "in"), exist_ok=True)
+    os.makedirs(os.path.join(d, "out"), exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(model, path)
+    with open(os.path.join(d, "in", "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+
+    exec_ir = run([args.nncc, path, "--target=cpu", "--emit=exec", "-o", "-"], "nncc --emit=exec")
+    if ("vector.fma" in exec_ir) != direct:
+        return False, f"{name}: FAIL expected {'a direct kernel' if direct else 'no direct kernel'}"
+    gpu_ir = run([args.nncc, path, "--target=cpu,cuda:sm_90", "--emit=exec", "-o", "-"], "nncc --emit=exec")
+    if "vector.fma" in gpu_ir:
+        return False, f"{name}: FAIL a module with a CUDA target got a direct kernel"
+    so = os.path.join(d, "model.so")
+    run([args.nncc, path, "--target=cpu", "-o", so], "nncc")
+    run([args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir", os.path.join(d, "out")],
+        "nncc-run")
+    got = read_tensor(os.path.join(d, "out", "output_0.pb")).astype(np.float64)
+    if got.shape != want.shape:
+        return False, f"{name}: FAIL shape {list(got.shape)}, reference {list(want.shape)}"
+    err = float(np.max(np.abs(got - want)))
+    bound = 1e-4 * max(1.0, float(np.max(np.abs(want))))
+    ok = err <= bound
+    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} {'direct' if direct else 'other '} max abs err {err:.2e} " \
+               f"(bound {bound:.2e})"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nncc", required=True)
+    parser.add_argument("--nncc-run", required=True)
+    parser.add_argument("--work-dir")
+    args = parser.parse_args()
+    work, tmp = work_folder(args.work_dir, "nncc-direct-conv-")
+    rng = np.random.default_rng(0)
+    failures = 0
+    for case in CASES:
+        try:
+            ok, line = check(case, args, work, rng)
+        except Exception as e:  # noqa: BLE001 - report and go on with the next case
+            ok, line = False, f"{case[0]}: FAIL {e}"
+        print(line, flush=True)
+        failures += not ok
+    if tmp:
+        tmp.cleanup()
+    print(f"{len(CASES) - failures}/{len(CASES)} passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
