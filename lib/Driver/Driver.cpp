@@ -303,7 +303,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   if (auto err = timed("exec", [&] {
         LoweringOptions lowering = options.lowering;
         lowering.gemmEpilogues = !options.targets.cudaArchs.empty();
-        lowering.directConvolutions = options.targets.cudaArchs.empty();
+        lowering.cpuOnly = options.targets.cudaArchs.empty();
         return withDiagnostics(context, "code generation", [&] { return lowerNNToExec(module, lowering); });
       }))
     return std::move(err);

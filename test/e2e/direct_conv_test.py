@@ -11,6 +11,8 @@ in --emit=exec; otherwise im2col + GEMM or the generic loop kernel), runs it
 on seeded random inputs and compares with a float64 numpy convolution:
 max |out - ref| <= 1e-4 * max(1, max |ref|). The same case compiled for
 cpu + cuda:sm_90 must not use the direct kernel (GPUs keep im2col + cuBLASLt).
+The cases with an activation (Relu, Clip(0, 6)) check that it is folded into
+the direct kernel: one launch in all.
 """
 import argparse
 import os
@@ -24,7 +26,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_util import read_tensor, run, work_folder  # noqa: E402
 
-# (name, direct?, n, cin, cout, h, w, kernel, pads [t, l, b, r], group, dilations, strides)
+# (name, direct?, n, cin, cout, h, w, kernel, pads [t, l, b, r], group, dilations, strides[, activation])
 CASES = [
     ("3x3_pad1", True, 2, 8, 16, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
     ("7x7_wide_chunks", True, 1, 3, 32, 20, 57, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
@@ -41,6 +43,8 @@ CASES = [
     ("stride3x2_dilated_groups", True, 1, 8, 16, 30, 61, 3, [0, 1, 2, 1], 2, [2, 1], [3, 2]),
     ("column_stride_only", True, 1, 4, 8, 40, 40, 3, [1, 1, 1, 1], 1, [1, 1], [1, 2]),
     ("depthwise_stride2_falls_back", False, 2, 16, 16, 28, 28, 3, [1, 1, 1, 1], 16, [1, 1], [2, 2]),
+    ("relu_folded", True, 2, 16, 32, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1], "relu"),
+    ("clip6_folded_depthwise", True, 2, 24, 24, 20, 20, 3, [1, 1, 1, 1], 24, [1, 1], [1, 1], "clip6"),
 ]
 
 
@@ -63,17 +67,26 @@ def reference_conv(x, w, b, pads, group, dilations, strides):
 
 
 def check(case, args, work, rng):
-    name, direct, n, cin, cout, h, wd, k, pads, group, dilations, strides = case
+    name, direct, n, cin, cout, h, wd, k, pads, group, dilations, strides = case[:12]
+    activation = case[12] if len(case) > 12 else None
     x = rng.standard_normal((n, cin, h, wd)).astype(np.float32)
     w = rng.standard_normal((cout, cin // group, k, k)).astype(np.float32)
     b = rng.standard_normal(cout).astype(np.float32)
     want = reference_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), pads, group,
                           dilations, strides)
-    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv", kernel_shape=[k, k], pads=pads,
-                            group=group, dilations=dilations, strides=strides)
-    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, want.shape)],
-                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c" if activation else "y"], name="conv",
+                              kernel_shape=[k, k], pads=pads, group=group, dilations=dilations, strides=strides)]
+    weights = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    if activation == "relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["y"], name="relu"))
+        want = np.maximum(want, 0)
+    elif activation == "clip6":
+        weights += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                    numpy_helper.from_array(np.array(6, np.float32), "hi")]
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="clip"))
+        want = np.clip(want, 0, 6)
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, want.shape)], weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     d = os.path.join(work, name)
@@ -87,6 +100,8 @@ def check(case, args, work, rng):
     exec_ir = run([args.nncc, path, "--target=cpu", "--emit=exec", "-o", "-"], "nncc --emit=exec")
     if ("vector.fma" in exec_ir) != direct:
         return False, f"{name}: FAIL expected {'a direct kernel' if direct else 'no direct kernel'}"
+    if activation and exec_ir.count("exec.launch") != 1:
+        return False, f"{name}: FAIL the {activation} was not folded into the convolution's kernel"
     gpu_ir = run([args.nncc, path, "--target=cpu,cuda:sm_90", "--emit=exec", "-o", "-"], "nncc --emit=exec")
     if "vector.fma" in gpu_ir:
         return False, f"{name}: FAIL a module with a CUDA target got a direct kernel"

@@ -30,8 +30,12 @@
 
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -100,9 +104,54 @@ std::optional<Tiling> chooseTiling(nn::ConvOp conv) {
   return Tiling{columns, vectors, channels, rows};
 }
 
+/// The [min, max] of a ReLU (max +inf) or Clip folded into `conv`.
+std::optional<std::pair<double, double>> foldedClamp(nn::ConvOp conv) {
+  auto bounds = conv->getAttrOfType<DenseF64ArrayAttr>(kFoldedClampAttr);
+  if (!bounds)
+    return std::nullopt;
+  return std::pair(bounds[0], bounds[1]);
+}
+
+/// The value of a 0-d (or one-element) f32 nn.constant, if `v` is one.
+std::optional<double> constantScalar(Value v) {
+  auto constant = v.getDefiningOp<nn::ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto values = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!values || values.getNumElements() != 1 || !values.getElementType().isF32())
+    return std::nullopt;
+  return (*values.getValues<APFloat>().begin()).convertToDouble();
+}
+
 } // namespace
 
 bool isDirectConvolution(nn::ConvOp conv) { return chooseTiling(conv).has_value(); }
+
+void foldActivationsIntoDirectConvolutions(func::FuncOp func) {
+  SmallVector<std::pair<nn::ConvOp, Operation *>> folds;
+  func.walk([&](nn::ConvOp conv) {
+    if (!conv->hasAttr(kDirectConvolutionAttr) || !conv->hasOneUse())
+      return;
+    Operation *user = *conv->getUsers().begin();
+    if (isa<nn::ReluOp>(user))
+      folds.push_back({conv, user});
+    else if (auto clip = dyn_cast<nn::ClipOp>(user);
+             clip && clip.getInput() == conv.getResult() && constantScalar(clip.getMin()) &&
+             constantScalar(clip.getMax()) && clip.getType() == conv.getType())
+      folds.push_back({conv, user});
+  });
+  for (auto [conv, user] : folds) {
+    double lo = 0, hi = std::numeric_limits<double>::infinity();
+    if (auto clip = dyn_cast<nn::ClipOp>(user)) {
+      lo = *constantScalar(clip.getMin());
+      hi = *constantScalar(clip.getMax());
+    }
+    conv->setAttr(kFoldedClampAttr, DenseF64ArrayAttr::get(conv.getContext(), {lo, hi}));
+    conv->setLoc(FusedLoc::get(conv.getContext(), {conv.getLoc(), user->getLoc()}));
+    user->getResult(0).replaceAllUsesWith(conv.getResult());
+    user->erase();
+  }
+}
 
 Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
                              Value init) {
@@ -172,17 +221,9 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
   Value ow0 = arith::MulIOp::create(fb, loc, coord[4], c(t.columns));
   Value c0 = arith::MulIOp::create(fb, loc, grp, c(cg));
 
-  // Accumulators [channel][row][vector], starting from the bias or zero.
+  // Accumulators [channel][row][vector].
   auto accIndex = [&](int64_t ch, int64_t r, int64_t v) { return (ch * t.rows + r) * t.vectors + v; };
-  SmallVector<Value> initial;
-  for (int64_t ch = 0; ch < t.channels; ++ch) {
-    Value start = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(0));
-    if (bias)
-      start = tensor::ExtractOp::create(fb, loc, bias, ValueRange{arith::AddIOp::create(fb, loc, m0, c(ch))});
-    Value splat = vector::BroadcastOp::create(fb, loc, vecType, start);
-    for (int64_t i = 0; i < t.rows * t.vectors; ++i)
-      initial.push_back(splat);
-  }
+  SmallVector<Value> initial(t.channels * t.rows * t.vectors, zeroVector);
   // Per tile row r and kernel row ky: the input row and, reading the input
   // as it lies, whether that row lies inside the image (the address then
   // clamped into it).
@@ -260,6 +301,29 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
         [&](OpBuilder &ib, Location l) { scf::YieldOp::create(ib, l, reduce(ib, true).getResults()); },
         [&](OpBuilder &ib, Location l) { scf::YieldOp::create(ib, l, reduce(ib, false).getResults()); });
     sums = branch.getResults();
+  }
+
+  // The epilogue in registers: the bias added to the finished sum (the same
+  // rounding as a separate bias kernel), then the folded ReLU or Clip.
+  std::optional<std::pair<double, double>> clamp = foldedClamp(conv);
+  for (int64_t ch = 0; ch < t.channels; ++ch) {
+    Value biasSplat;
+    if (bias)
+      biasSplat = vector::BroadcastOp::create(
+          fb, loc, vecType, tensor::ExtractOp::create(fb, loc, bias, ValueRange{arith::AddIOp::create(fb, loc, m0, c(ch))}));
+    for (int64_t i = 0; i < t.rows * t.vectors; ++i) {
+      Value &v = sums[ch * t.rows * t.vectors + i];
+      if (bias)
+        v = arith::AddFOp::create(fb, loc, v, biasSplat);
+      if (clamp) {
+        auto splat = [&](double x) {
+          return arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(x)));
+        };
+        v = arith::MaximumFOp::create(fb, loc, v, splat(clamp->first));
+        if (!std::isinf(clamp->second))
+          v = arith::MinimumFOp::create(fb, loc, v, splat(clamp->second));
+      }
+    }
   }
 
   // The tile of the output, written with masked stores past its width.

@@ -3,6 +3,7 @@
 
 #include "dialects/NN/NNOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace nncc {
@@ -16,6 +17,13 @@ bool isDirectConvolution(nn::ConvOp conv);
 /// depends on the targets, so it is made once and read by both the library
 /// check and the kernel builder).
 constexpr llvm::StringLiteral kDirectConvolutionAttr = "nncc.direct_convolution";
+/// [min, max] of a ReLU or Clip folded into a direct convolution.
+constexpr llvm::StringLiteral kFoldedClampAttr = "nncc.folded_clamp";
+
+/// Folds the ReLU or constant-bound Clip that is the only user of a marked
+/// direct convolution into it: the kernel clamps its accumulators before the
+/// store, instead of a separate kernel reading and writing the output again.
+void foldActivationsIntoDirectConvolutions(mlir::func::FuncOp func);
 
 /// The direct convolution kernel body: out = conv(x, w) (+ bias[m] when
 /// `bias` is set) into `init`, as one scf.forall of vector code.

@@ -17,11 +17,13 @@ struct LoweringOptions {
   /// inside the consumer's generated kernel, so CPU-only modules keep them
   /// in kernels.
   bool gemmEpilogues = true;
-  /// Stride-1 2-D f32 convolutions as generated direct kernels (vector code
-  /// blocked over output channels, rows and columns; DirectConv.cpp) instead
-  /// of im2col + GEMM. For CPU-only modules: on a GPU each such kernel would
-  /// run one thread per tile, where cuBLASLt's GEMM fills the device.
-  bool directConvolutions = false;
+  /// The module runs on the CPU alone, so the lowering may pick what is
+  /// fastest there: 2-D f32 convolutions as generated direct kernels (vector
+  /// code blocked over output channels, rows and columns; DirectConv.cpp),
+  /// the others' im2col from a padded copy. With a GPU in the targets,
+  /// convolutions stay im2col + GEMM (cuBLASLt fills the device; a direct
+  /// kernel would run one thread per tile).
+  bool cpuOnly = false;
 };
 
 mlir::LogicalResult lowerNNToExec(mlir::ModuleOp module, const LoweringOptions &options = {});
