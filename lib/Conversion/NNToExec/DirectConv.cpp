@@ -46,8 +46,13 @@ constexpr int64_t kLanes = 16;
 /// Accumulator vectors per tile: enough independent FMA chains to hide the
 /// FMA latency, few enough to stay in 32 vector registers with the loads.
 constexpr int64_t kMaxAccumulators = 16;
-/// A row chunk narrower than this wastes more than a quarter of its lanes.
+/// A row chunk narrower than this wastes more than a quarter of its lanes:
+/// an ungrouped convolution then runs faster as im2col + GEMM.
 constexpr int64_t kMinColumns = 12;
+/// Grouped convolutions have no GEMM path; their generic loop kernel ran at
+/// 6 GB/s on 7x7 depthwise planes, where 7 of 16 lanes still win (see the
+/// notes in docs/performance.md).
+constexpr int64_t kMinGroupedColumns = 4;
 
 struct Tiling {
   int64_t columns;  // CW: output columns per tile (divides OW)
@@ -88,17 +93,16 @@ std::optional<Tiling> chooseTiling(nn::ConvOp conv) {
   while (ow % chunks != 0)
     ++chunks;
   int64_t columns = ow / chunks;
-  if (columns < kMinColumns)
+  if (columns < (conv.getGroup() > 1 ? kMinGroupedColumns : kMinColumns))
     return std::nullopt;
   // Only the leftmost tile may read left of a row's start.
   if (conv.getPads()[1] > columns)
     return std::nullopt;
   int64_t vectors = (columns + kLanes - 1) / kLanes;
   int64_t channels = largestDivisorAtMost(mg, 8);
-  // Strided reads come from a copy split into column phases, worth it only
-  // with the padded copy (see readsPaddedCopy).
-  bool strided = llvm::any_of(conv.getStrides(), [](int64_t s) { return s != 1; });
-  if (strided && !readsPaddedCopy(channels))
+  // Column strides: a copy split into column phases when padded, two reads
+  // and an even-lane shuffle in place (stride 2 only).
+  if (!readsPaddedCopy(channels) && conv.getStrides()[1] > 2)
     return std::nullopt;
   int64_t rows = largestDivisorAtMost(oh, kMaxAccumulators / (channels * vectors));
   return Tiling{columns, vectors, channels, rows};
@@ -241,6 +245,57 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
           arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::slt, y, c(height))));
       inputRow.push_back(arith::MinSIOp::create(fb, loc, arith::MaxSIOp::create(fb, loc, y, c(0)), c(height - 1)));
     }
+  // One vector of input for output columns [v*16, v*16 + 16) of the tile
+  // under column tap offset `tap`, kernel row `rowIndex` (r * kh + ky).
+  auto shiftRight = [&](OpBuilder &lb, Location l, Value v, int64_t lanes) {
+    SmallVector<int64_t> mask;
+    for (int64_t i = 0; i < kLanes; ++i)
+      mask.push_back(i < lanes ? i : kLanes + i - lanes);
+    return (Value)vector::ShuffleOp::create(lb, l, zeroVector, v, mask);
+  };
+  auto readInput = [&](OpBuilder &lb, Location l, Value cin, int64_t rowIndex, int64_t tap, int64_t v,
+                       bool leftmost) -> Value {
+    Value zero = arith::ConstantOp::create(lb, l, lb.getF32FloatAttr(0));
+    auto read = [&](Value col, ArrayRef<Value> phase, bool inBounds) {
+      SmallVector<Value> at{img, cin, inputRow[rowIndex]};
+      llvm::append_range(at, phase);
+      at.push_back(col);
+      return (Value)vector::TransferReadOp::create(lb, l, vecType, x, at, zero, ArrayRef<bool>{inBounds});
+    };
+    Value ow0x = arith::MulIOp::create(lb, l, ow0, indexConstant(lb, l, colStride));
+    if (padded) {
+      // Phase (tap % s), column ow + tap / s of the padded copy.
+      SmallVector<Value> phase;
+      if (colStride > 1)
+        phase.push_back(indexConstant(lb, l, tap % colStride));
+      return read(arith::AddIOp::create(lb, l, ow0, indexConstant(lb, l, v * kLanes + tap / colStride)), phase,
+                  true);
+    }
+    // In place: lane i wants column (ow0 + v*16 + i)*s + off. Reads that
+    // would start left of column 0 (leftmost tile only) start at the first
+    // element of the same phase and shift the missing lanes in as zeros.
+    int64_t off = tap - padLeft;
+    int64_t q = off >= 0 ? off / colStride : -((-off + colStride - 1) / colStride), ph = off - q * colStride;
+    int64_t first = v * kLanes + q; // first lane's column, in units of s, past ph
+    int64_t shift = leftmost && first < 0 ? -first : 0;
+    Value col = leftmost ? indexConstant(lb, l, (first + shift) * colStride + ph)
+                         : arith::AddIOp::create(lb, l, ow0x, indexConstant(lb, l, first * colStride + ph));
+    Value lanes;
+    if (colStride == 1) {
+      lanes = read(col, {}, false);
+    } else {
+      // Stride 2: the even lanes of 32 consecutive elements.
+      Value lo = read(col, {}, false);
+      Value hi = read(arith::AddIOp::create(lb, l, col, indexConstant(lb, l, kLanes)), {}, false);
+      SmallVector<int64_t> even;
+      for (int64_t i = 0; i < kLanes; ++i)
+        even.push_back(2 * i);
+      lanes = vector::ShuffleOp::create(lb, l, lo, hi, even);
+    }
+    if (shift)
+      lanes = shiftRight(lb, l, lanes, shift);
+    return arith::SelectOp::create(lb, l, rowInside[rowIndex], lanes, zeroVector);
+  };
   // The reduction over the group's input channels, for interior tiles or for
   // the leftmost one (whose reads left of column 0 shift in zeros).
   auto reduce = [&](OpBuilder &ob, bool leftmost) {
@@ -249,33 +304,12 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
         [&](OpBuilder &lb, Location l, Value ci, ValueRange accs) {
           SmallVector<Value> acc(accs);
           Value cin = arith::AddIOp::create(lb, l, c0, ci);
-          Value zero = arith::ConstantOp::create(lb, l, lb.getF32FloatAttr(0));
           for (int64_t ky = 0; ky < kh; ++ky)
             for (int64_t kx = 0; kx < kw; ++kx) {
               SmallVector<Value> rowsIn;
               for (int64_t r = 0; r < t.rows; ++r)
-                for (int64_t v = 0; v < t.vectors; ++v) {
-                  int64_t tap = kx * dilations[1], phase = tap % colStride;
-                  int64_t offset = v * kLanes + tap / colStride - padLeft;
-                  int64_t shift = leftmost && offset < 0 ? -offset : 0;
-                  Value col = leftmost ? indexConstant(lb, l, offset + shift)
-                                       : arith::AddIOp::create(lb, l, ow0, indexConstant(lb, l, offset));
-                  SmallVector<Value> at{img, cin, inputRow[r * kh + ky], col};
-                  if (colStride > 1)
-                    at.insert(at.begin() + 3, indexConstant(lb, l, phase));
-                  Value read = vector::TransferReadOp::create(lb, l, vecType, x, at, zero, ArrayRef<bool>{padded});
-                  if (padded) {
-                    rowsIn.push_back(read);
-                    continue;
-                  }
-                  if (shift) {
-                    SmallVector<int64_t> lanes;
-                    for (int64_t i = 0; i < kLanes; ++i)
-                      lanes.push_back(i < shift ? i : kLanes + i - shift);
-                    read = vector::ShuffleOp::create(lb, l, zeroVector, read, lanes);
-                  }
-                  rowsIn.push_back(arith::SelectOp::create(lb, l, rowInside[r * kh + ky], read, zeroVector));
-                }
+                for (int64_t v = 0; v < t.vectors; ++v)
+                  rowsIn.push_back(readInput(lb, l, cin, r * kh + ky, kx * dilations[1], v, leftmost));
               for (int64_t ch = 0; ch < t.channels; ++ch) {
                 Value weight = tensor::ExtractOp::create(
                     lb, l, w,
