@@ -8,17 +8,21 @@
 /// an input row per (row, vector) and one broadcast weight per output
 /// channel feed MB*R*ceil(CW/16) FMAs. The tile is stored with masked
 /// writes. Two ways to read the input:
-/// - padded (tiles of 4+ output channels): a zero-padded copy, widened on
-///   the right so that the last vector of a row stays inside it, read with
+/// - a padded copy (tiles of 4+ output channels): zero-padded, widened on
+///   the right so that the last vector of a row stays inside it, and for a
+///   column stride s split into s column phases (tap kx then reads phase
+///   (kx*d) % s from column ow + (kx*d) / s: a unit-stride run), read with
 ///   plain vector loads. The copy is one pass over the input, small against
 ///   the 4+ channels x taps FMAs per input element.
-/// - as it lies (depthwise): the copy would cost as much as the arithmetic
-///   (9 FMAs per element). Lanes past a row's end read as zero through the
-///   transfer's mask, rows above or below the image as zero vectors, and in
-///   the leftmost tile the reads that start left of the row start at column
-///   0 and shift in zeros (by a constant: the tap and the pad are). Masks
-///   and selects cost registers that the 16 accumulators of an ungrouped
-///   tile need (LLVM spilled its weights: 2x slower), hence the copy there.
+/// - in place (fewer channels per tile: depthwise): the copy would cost as
+///   much as the arithmetic (9 FMAs per element). Lanes past a row's end
+///   read as zero through the transfer's mask, rows above or below the image
+///   as zero vectors, and in the leftmost tile the reads that start left of
+///   the row start at its first element and shift in zeros (by a constant:
+///   the tap and the pad are); stride 2 reads 32 elements and keeps the even
+///   lanes. Masks and selects cost registers that the 16 accumulators of an
+///   ungrouped tile need (LLVM spilled its weights: 2x slower), hence the
+///   copy there.
 /// This is explicit vector code on purpose: as linalg loops, LLVM fully
 /// unrolls the short output rows (7-56) and then vectorizes the wrong loop
 /// with gathers.
@@ -53,6 +57,8 @@ constexpr int64_t kMinColumns = 12;
 /// 6 GB/s on 7x7 depthwise planes, where 7 of 16 lanes still win (see the
 /// notes in docs/performance.md).
 constexpr int64_t kMinGroupedColumns = 4;
+/// Kernel taps unrolled into the reduction loop's body, at most.
+constexpr int64_t kMaxTaps = 64;
 
 struct Tiling {
   int64_t columns;  // CW: output columns per tile (divides OW)
@@ -80,6 +86,9 @@ std::optional<Tiling> chooseTiling(nn::ConvOp conv) {
       out.getNumElements() == 0 || w.getNumElements() == 0 || !in.getElementType().isF32() ||
       !w.getElementType().isF32() || !out.getElementType().isF32() ||
       (conv.getBias() && !cast<RankedTensorType>(conv.getBias().getType()).getElementType().isF32()))
+    return std::nullopt;
+  // Every tap is unrolled in the kernel body: 7x7 is 49 of them.
+  if (w.getShape()[2] * w.getShape()[3] > kMaxTaps)
     return std::nullopt;
   // An ungrouped 1x1 convolution is a plain GEMM on the input as it lies (no
   // im2col): the BLAS measured as fast or faster there (96 -> 24 channels

@@ -8,9 +8,11 @@
 
 namespace nncc {
 
-/// True when `conv` (2-D, f32, output rows of at least 12 columns per chunk;
-/// strided only with 4+ output channels per group) can run as a
-/// register-blocked direct convolution kernel.
+/// True when `conv` can run as a register-blocked direct convolution kernel:
+/// 2-D, f32, at most 64 taps, not an ungrouped 1x1 (a plain GEMM), row chunks
+/// of at least 12 columns (4 when grouped), column stride at most 2 unless
+/// tiles have 4+ output channels.
+bool isDirectConvolution(nn::ConvOp conv);
 bool isDirectConvolution(nn::ConvOp conv);
 
 /// Marks the convolutions that lowering runs as direct kernels (the choice
