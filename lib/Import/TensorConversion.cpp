@@ -1,5 +1,6 @@
 /// ONNX tensors and types to MLIR types and dense attributes.
 #include "lib/Import/TensorConversion.h"
+#include "lib/Support/Error.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
@@ -13,10 +14,6 @@ using namespace mlir;
 
 namespace nncc::import {
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Reads the bytes of a tensor stored outside the model file.
 llvm::Expected<std::string> readExternalData(const onnx::TensorProto &tensor,

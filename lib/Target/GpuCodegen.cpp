@@ -1,6 +1,7 @@
 /// Kernels to PTX: loop nests mapped to GPU threads, MLIR's NVVM pipeline,
 /// ptxas for cubins.
 #include "lib/Target/GpuCodegen.h"
+#include "lib/Support/Error.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,10 +27,6 @@ using namespace mlir;
 
 namespace nncc {
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Threads per block of a parallel nest: a multiple of the warp size, large
 /// enough to hide latency, small enough to leave registers for unrolled bodies.

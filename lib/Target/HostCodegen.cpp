@@ -2,6 +2,7 @@
 /// parallel loop split into thread ranges, the upstream LLVM lowering, a
 /// packed-argument entry per kernel, LLVM -O3 for the host CPU.
 #include "lib/Target/HostCodegen.h"
+#include "lib/Support/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -29,10 +30,6 @@ using namespace mlir;
 
 namespace nncc {
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Upstream passes from loops over buffers to the LLVM dialect. Kernel
 /// arguments are passed as bare pointers.

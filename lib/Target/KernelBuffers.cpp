@@ -1,5 +1,6 @@
 /// Kernels from tensors to loops over buffers (shared by every target).
 #include "lib/Target/KernelBuffers.h"
+#include "lib/Support/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -13,10 +14,6 @@ using namespace mlir;
 
 namespace nncc {
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Kernel arguments are static, identity-layout memrefs (passed as bare
 /// pointers on every target).

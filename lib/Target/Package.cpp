@@ -1,4 +1,5 @@
 #include "lib/Target/Package.h"
+#include "lib/Support/Error.h"
 
 #include "lib/Target/HostCodegen.h"
 
@@ -15,10 +16,6 @@
 
 namespace nncc {
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 llvm::Error writeFile(llvm::StringRef path, llvm::StringRef contents) {
   std::error_code ec;

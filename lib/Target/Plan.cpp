@@ -1,5 +1,6 @@
 /// The exec-level schedule as plan data: buffers, steps and memory packing.
 #include "lib/Target/Plan.h"
+#include "lib/Support/Error.h"
 
 #include "lib/Target/MemoryPlanner.h"
 
@@ -20,10 +21,6 @@ using namespace mlir;
 
 namespace nncc {
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 constexpr int64_t kAlignment = 64;
 int64_t alignUp(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
