@@ -302,8 +302,11 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   });
   if (auto err = timed("exec", [&] {
         LoweringOptions lowering = options.lowering;
-        lowering.gemmEpilogues = !options.targets.cudaArchs.empty();
-        lowering.cpuOnly = options.targets.cudaArchs.empty();
+        // The plan a GPU runs (also when its thread mapping is emulated on
+        // the CPU), or one for the CPU alone.
+        bool gpuPlan = !options.targets.cudaArchs.empty() || options.emulateGpu;
+        lowering.gemmEpilogues = gpuPlan;
+        lowering.cpuOnly = !gpuPlan;
         return withDiagnostics(context, "code generation", [&] { return lowerNNToExec(module, lowering); });
       }))
     return std::move(err);

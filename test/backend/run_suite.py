@@ -2,6 +2,12 @@
 """Compiles every ONNX backend test model for the CPU with `nncc` and runs it
 with `nncc-run`, comparing against the test's expected outputs.
 
+The main compile is `--target=cpu` (the CPU-only plan: direct convolution
+kernels); `--check-plain` recompiles it without fusion and memory reuse and
+requires the same bits; `--check-gpu-mapping` compiles the GPU plan for the
+default targets (PTX and cubins when ptxas is found) and runs its thread
+mapping emulated on the CPU.
+
 Graph inputs that feed shapes (Reshape's shape, Slice's starts...) are given
 as files in the backend tests; when a model does not compile with them as
 run-time inputs, inputs of rank <= 1 are bound as constants
@@ -94,7 +100,10 @@ def run_test(args, suite, name, test_dir):
         inputs = sorted(glob.glob(os.path.join(data_dir, "input_*.pb")),
                         key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
         stats = os.path.join(work, "stats.json")
-        rc, err = run([args.nncc, model, "-o", so, f"--stats={stats}"])
+        gpu_stats = os.path.join(work, "gpu_stats.json")
+        # The plan of a CPU-only module (direct convolution kernels); the GPU
+        # plan is compiled (PTX, cubins) and run below with --check-gpu-mapping.
+        rc, err = run([args.nncc, model, "-o", so, "--target=cpu", f"--stats={stats}"])
         bound = []
         if rc != 0 and inputs:
             for path in inputs:
@@ -102,7 +111,7 @@ def run_test(args, suite, name, test_dir):
                 if tname and len(dims) <= 1:
                     bound.append((tname, path))
             if bound:
-                rc, err = run([args.nncc, model, "-o", so, f"--stats={stats}"] +
+                rc, err = run([args.nncc, model, "-o", so, "--target=cpu", f"--stats={stats}"] +
                               [f"--bind-input={n}={p}" for n, p in bound])
         if rc != 0:
             return "fail", "compile: " + err.splitlines()[-1] if err else "compile failed"
@@ -125,11 +134,13 @@ def run_test(args, suite, name, test_dir):
         if rc != 0:
             return "fail", "run: " + (err.splitlines()[-1] if err else str(rc))
         if args.check_gpu_mapping:
-            # The GPU thread mapping, run on the CPU thread by thread.
+            # The GPU plan for the default targets (cpu, plus sm_80/sm_90 when
+            # ptxas is found: its PTX assembled), its thread mapping run on
+            # the CPU thread by thread.
             emulated = os.path.join(work, "emulated.so")
             emulated_out = os.path.join(work, "emulated_out")
             os.makedirs(emulated_out)
-            rc, err = run([args.nncc, model, "-o", emulated, "--target=cpu", "--emulate-gpu"] +
+            rc, err = run([args.nncc, model, "-o", emulated, "--emulate-gpu", f"--stats={gpu_stats}"] +
                           [f"--bind-input={n}={p}" for n, p in bound])
             if rc == 0:
                 rc, err = run([args.nncc_run, emulated, "--input-dir", run_dir, "--compare", data_dir,
@@ -157,8 +168,11 @@ def run_test(args, suite, name, test_dir):
                         return "fail", f"{name} differs with fusion and memory reuse off"
         with open(stats) as f:
             figures = json.load(f)
-        return "pass", (figures["arena_bytes"]["forward"], figures["live_lower_bound_bytes"]["forward"],
-                        figures.get("gpu_cubins", []))
+        cubins = []
+        if args.check_gpu_mapping:
+            with open(gpu_stats) as f:
+                cubins = json.load(f).get("gpu_cubins", [])
+        return "pass", (figures["arena_bytes"]["forward"], figures["live_lower_bound_bytes"]["forward"], cubins)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
