@@ -12,7 +12,7 @@ on seeded random inputs and compares with a float64 numpy convolution:
 max |out - ref| <= 1e-4 * max(1, max |ref|). The same case compiled for
 cpu + cuda:sm_90 must not use the direct kernel (GPUs keep im2col + cuBLASLt).
 The cases with an activation (Relu, Clip(0, 6)) check that it is folded into
-the direct kernel: one launch in all.
+the direct kernel: one launch besides the padded copy's.
 """
 import argparse
 import os
@@ -104,7 +104,8 @@ def check(case, args, work, rng):
     exec_ir = run([args.nncc, path, "--target=cpu", "--emit=exec", "-o", "-"], "nncc --emit=exec")
     if ("vector.fma" in exec_ir) != direct:
         return False, f"{name}: FAIL expected {'a direct kernel' if direct else 'no direct kernel'}"
-    if activation and exec_ir.count("exec.launch") != 1:
+    launches = [line for line in exec_ir.splitlines() if "exec.launch" in line and "_pad(" not in line]
+    if activation and len(launches) != 1:
         return False, f"{name}: FAIL the {activation} was not folded into the convolution's kernel"
     gpu_ir = run([args.nncc, path, "--target=cpu,cuda:sm_90", "--emit=exec", "-o", "-"], "nncc --emit=exec")
     if "vector.fma" in gpu_ir:

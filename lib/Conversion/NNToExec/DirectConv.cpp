@@ -166,6 +166,75 @@ void foldActivationsIntoDirectConvolutions(func::FuncOp func) {
   }
 }
 
+namespace {
+
+/// The padded copy's ONNX-style pads (raised on the right to cover the last
+/// tile's last vector, and to whole column phases) and its columns per phase.
+struct CopyLayout {
+  SmallVector<int64_t> pads;
+  int64_t phaseColumns;
+};
+
+CopyLayout copyLayout(nn::ConvOp conv) {
+  Tiling t = *chooseTiling(conv);
+  auto inShape = cast<RankedTensorType>(conv.getInput().getType()).getShape();
+  auto wShape = cast<RankedTensorType>(conv.getWeight().getType()).getShape();
+  auto outShape = cast<RankedTensorType>(conv.getType()).getShape();
+  int64_t colStride = conv.getStrides()[1];
+  SmallVector<int64_t> pads = coveringPads(conv.getPads(), inShape, outShape, wShape.drop_front(2),
+                                           conv.getStrides(), conv.getDilations());
+  // Tap kx of a strided convolution reads phase (kx*d) % s at column
+  // ow + (kx*d) / s: a unit-stride run.
+  int64_t phaseColumns =
+      outShape[3] - t.columns + t.vectors * kLanes + (wShape[3] - 1) * conv.getDilations()[1] / colStride;
+  int64_t width = std::max(phaseColumns * colStride, inShape[3] + pads[1] + pads[3]);
+  phaseColumns = (width + colStride - 1) / colStride;
+  pads[3] = phaseColumns * colStride - inShape[3] - pads[1];
+  return {pads, phaseColumns};
+}
+
+} // namespace
+
+bool readsInputCopy(nn::ConvOp conv) { return readsPaddedCopy(chooseTiling(conv)->channels); }
+
+RankedTensorType inputCopyType(nn::ConvOp conv) {
+  CopyLayout layout = copyLayout(conv);
+  auto in = cast<RankedTensorType>(conv.getInput().getType());
+  int64_t rows = in.getShape()[2] + layout.pads[0] + layout.pads[2], colStride = conv.getStrides()[1];
+  SmallVector<int64_t> shape{in.getShape()[0], in.getShape()[1], rows};
+  if (colStride > 1)
+    shape.push_back(colStride);
+  shape.push_back(layout.phaseColumns);
+  return RankedTensorType::get(shape, in.getElementType());
+}
+
+Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
+  CopyLayout layout = copyLayout(conv);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  int64_t colStride = conv.getStrides()[1];
+  if (colStride == 1) {
+    // Zeros, then the input at its offset: both straight into the copy.
+    auto xShape = cast<RankedTensorType>(x.getType()).getShape();
+    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(layout.pads[0]),
+                                      b.getIndexAttr(layout.pads[1])};
+    SmallVector<OpFoldResult> sizes, unit(4, b.getIndexAttr(1));
+    for (int64_t d : xShape)
+      sizes.push_back(b.getIndexAttr(d));
+    return tensor::InsertSliceOp::create(b, loc, x, fill(b, loc, init, zero), offsets, sizes, unit);
+  }
+  // Padded (a scratch buffer), then split into phases:
+  // copy[n, c, y, phase, j] = padded[n, c, y, j*s + phase].
+  Value padded = padSpatial(b, loc, x, layout.pads, zero);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> d;
+  for (int64_t i = 0; i < 5; ++i)
+    d.push_back(getAffineDimExpr(i, ctx));
+  SmallVector<utils::IteratorType> it(5, utils::IteratorType::parallel);
+  return generic(b, loc, padded, init,
+                 {AffineMap::get(5, 0, {d[0], d[1], d[2], d[4] * colStride + d[3]}, ctx), b.getMultiDimIdentityMap(5)},
+                 it, [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
+}
+
 Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
                              Value init) {
   Tiling t = *chooseTiling(conv);
@@ -183,36 +252,10 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
   Value zeroVector = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0)));
   ArrayRef<int64_t> strides = conv.getStrides();
   int64_t rowStride = strides[0], colStride = strides[1];
+  // A padded copy (buildInputCopy) is read in its own coordinates.
   bool padded = readsPaddedCopy(t.channels);
-  // Columns of the copy per phase: tap kx of a strided convolution reads
-  // phase (kx*d) % s at column ow + (kx*d) / s, a unit-stride run.
-  int64_t phaseColumns = 0;
-  if (padded) {
-    // The ONNX pads, raised on the right to cover the last tile's last
-    // vector, and to whole phases.
-    SmallVector<int64_t> pads =
-        coveringPads(conv.getPads(), inShape, outShape, wShape.drop_front(2), strides, dilations);
-    phaseColumns = ow - t.columns + t.vectors * kLanes + (kw - 1) * dilations[1] / colStride;
-    int64_t width = std::max(phaseColumns * colStride, inShape[3] + pads[1] + pads[3]);
-    phaseColumns = (width + colStride - 1) / colStride;
-    pads[3] = phaseColumns * colStride - inShape[3] - pads[1];
-    x = padSpatial(b, loc, x, pads, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
+  if (padded)
     padTop = padLeft = 0;
-    if (colStride > 1) {
-      // xs[n, c, y, phase, j] = xp[n, c, y, j*s + phase].
-      auto padShape = cast<RankedTensorType>(x.getType()).getShape();
-      MLIRContext *ctx = b.getContext();
-      SmallVector<AffineExpr> d;
-      for (int64_t i = 0; i < 5; ++i)
-        d.push_back(getAffineDimExpr(i, ctx));
-      Value phases = emptyTensor(b, loc, {padShape[0], padShape[1], padShape[2], colStride, phaseColumns}, f32);
-      SmallVector<utils::IteratorType> it(5, utils::IteratorType::parallel);
-      x = generic(b, loc, x, phases,
-                  {AffineMap::get(5, 0, {d[0], d[1], d[2], d[4] * colStride + d[3]}, ctx),
-                   b.getMultiDimIdentityMap(5)},
-                  it, [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
-    }
-  }
   int64_t channelTiles = mg / t.channels, rowTiles = oh / t.rows, columnTiles = ow / t.columns;
   SmallVector<int64_t> tileGrid{n, group, channelTiles, rowTiles, columnTiles};
   int64_t tiles = n * group * channelTiles * rowTiles * columnTiles;

@@ -27,8 +27,21 @@ constexpr llvm::StringLiteral kFoldedClampAttr = "nncc.folded_clamp";
 /// store, instead of a separate kernel reading and writing the output again.
 void foldActivationsIntoDirectConvolutions(mlir::func::FuncOp func);
 
+/// True when the direct kernel of `conv` reads a padded copy of its input
+/// (tiles of 4+ output channels) made by a kernel of its own before it: the
+/// convolution kernel then stays one parallel loop that the CPU runtime
+/// splits across threads.
+bool readsInputCopy(nn::ConvOp conv);
+/// The copy: [N, C, padded H, padded W], or [N, C, padded H, s, W / s] split
+/// into column phases for a column stride s > 1.
+mlir::RankedTensorType inputCopyType(nn::ConvOp conv);
+/// The copy kernel body: `x` padded (and phase-split) into `init`.
+mlir::Value buildInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
+                           mlir::Value init);
+
 /// The direct convolution kernel body: out = conv(x, w) (+ bias[m] when
-/// `bias` is set) into `init`, as one scf.forall of vector code.
+/// `bias` is set, then the folded ReLU/Clip) into `init`, as one scf.forall
+/// of vector code. `x` is the input, or its copy when readsInputCopy.
 mlir::Value buildDirectConvolution(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
                                    mlir::Value w, mlir::Value bias, mlir::Value init);
 

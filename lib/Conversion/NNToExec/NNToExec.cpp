@@ -320,6 +320,36 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
   return success();
 }
 
+/// A marked convolution as its direct kernel, after a kernel making the
+/// padded copy it reads when it reads one.
+LogicalResult lowerDirectConvolution(nn::ConvOp conv, ModuleOp module, int &counter) {
+  Location loc = conv.getLoc();
+  Value input = conv.getInput();
+  if (readsInputCopy(conv)) {
+    auto copy = outlineKernel(conv, module, counter, "pad", input, TypeRange{inputCopyType(conv)},
+                              [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                return SmallVector<Value>{buildInputCopy(kb, loc, conv, args[0], inits[0])};
+                              });
+    if (failed(copy))
+      return failure();
+    input = copy->getResult(0);
+  }
+  SmallVector<Value> operands{input, conv.getWeight()};
+  if (conv.getBias())
+    operands.push_back(conv.getBias());
+  auto launch = outlineKernel(
+      conv, module, counter, "conv", operands, TypeRange{conv.getType()},
+      [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+        return SmallVector<Value>{
+            buildDirectConvolution(kb, loc, conv, args[0], args[1], args.size() > 2 ? args[2] : Value(), inits[0])};
+      });
+  if (failed(launch))
+    return failure();
+  conv.getResult().replaceAllUsesWith(launch->getResult(0));
+  conv.erase();
+  return success();
+}
+
 /// True when `mm` runs as a GEMM library call (f32/f16/bf16, batch dims the
 /// call can stride through).
 bool isLibraryMatMul(nn::MatMulOp mm) {
@@ -783,6 +813,11 @@ LogicalResult lowerFunction(func::FuncOp func, ModuleOp module, int &counter, bo
       continue;
     }
     bool lowered = false;
+    if (auto conv = dyn_cast<nn::ConvOp>(op); conv && conv->hasAttr(kDirectConvolutionAttr)) {
+      if (failed(lowerDirectConvolution(conv, module, counter)))
+        return failure();
+      continue;
+    }
     if (failed(lowerToGemm(op, module, counter, lowered, cpuOnly)))
       return failure();
     if (!lowered && failed(outline(op, module, counter)))

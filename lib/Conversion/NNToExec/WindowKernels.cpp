@@ -2,7 +2,6 @@
 /// average_pool, conv and conv_transpose (direct form), and matmul/gemm for
 /// the types no library call covers.
 #include "lib/Conversion/NNToExec/KernelBuilders.h"
-#include "lib/Conversion/NNToExec/DirectConv.h"
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
 
 #include "dialects/NN/NNOps.h"
@@ -308,9 +307,6 @@ FailureOr<SmallVector<Value>> buildWindow(OpBuilder &b, Operation *op, ValueRang
     return pool(b, loc, p, args[0], inits);
   if (auto p = dyn_cast<nn::AveragePoolOp>(op))
     return pool(b, loc, p, args[0], inits);
-  if (auto c = dyn_cast<nn::ConvOp>(op); c && c->hasAttr(kDirectConvolutionAttr))
-    return SmallVector<Value>{
-        buildDirectConvolution(b, loc, c, args[0], args[1], args.size() > 2 ? args[2] : Value(), inits[0])};
   if (auto c = dyn_cast<nn::ConvOp>(op))
     return SmallVector<Value>{conv(b, loc, c, args[0], args[1], args.size() > 2 ? args[2] : Value(), inits[0])};
   if (auto c = dyn_cast<nn::ConvTransposeOp>(op))
