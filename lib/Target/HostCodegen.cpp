@@ -9,6 +9,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -60,9 +61,15 @@ int64_t tripCount(Value lb, Value ub, Value step) {
 }
 
 /// Iterations of the innermost loops one iteration of `block` runs (the
-/// longest nest): a row kernel's per-row work, for the split threshold.
+/// longest nest): a row kernel's per-row work, for the split threshold. A
+/// vector operation counts its lanes, so a direct convolution's tile (taps
+/// unrolled into vector FMAs) weighs what it computes.
 int64_t innerIterations(Block &block) {
-  int64_t most = 1;
+  int64_t most = 1, lanes = 0;
+  for (Operation &op : block)
+    if (auto fma = dyn_cast<vector::FMAOp>(op))
+      lanes += fma.getType().getNumElements();
+  most = std::max(most, lanes);
   for (Operation &op : block) {
     int64_t trips = 1;
     if (auto loop = dyn_cast<scf::ForOp>(op))

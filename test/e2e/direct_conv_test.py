@@ -49,6 +49,8 @@ CASES = [
     ("depthwise_stride3_falls_back", False, 1, 8, 8, 40, 80, 3, [1, 1, 1, 1], 8, [1, 1], [3, 3]),
     ("relu_folded", True, 2, 16, 32, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1], "relu"),
     ("clip6_folded_depthwise", True, 2, 24, 24, 20, 20, 3, [1, 1, 1, 1], 24, [1, 1], [1, 1], "clip6"),
+    # Clip(min > max) is max everywhere, as in ONNX's min(max(x, lo), hi).
+    ("clip_to_minus_inf_folded", True, 1, 8, 16, 8, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1], "clip_minus_inf"),
 ]
 
 
@@ -84,11 +86,12 @@ def check(case, args, work, rng):
     if activation == "relu":
         nodes.append(helper.make_node("Relu", ["c"], ["y"], name="relu"))
         want = np.maximum(want, 0)
-    elif activation == "clip6":
+    elif activation in ("clip6", "clip_minus_inf"):
+        hi = 6 if activation == "clip6" else -np.inf
         weights += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
-                    numpy_helper.from_array(np.array(6, np.float32), "hi")]
+                    numpy_helper.from_array(np.array(hi, np.float32), "hi")]
         nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="clip"))
-        want = np.clip(want, 0, 6)
+        want = np.minimum(np.maximum(want, 0), hi)
     graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, want.shape)], weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -117,8 +120,10 @@ def check(case, args, work, rng):
     got = read_tensor(os.path.join(d, "out", "output_0.pb")).astype(np.float64)
     if got.shape != want.shape:
         return False, f"{name}: FAIL shape {list(got.shape)}, reference {list(want.shape)}"
-    err = float(np.max(np.abs(got - want)))
-    bound = 1e-4 * max(1.0, float(np.max(np.abs(want))))
+    with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity
+        err = float(np.max(np.abs(np.where(got == want, 0.0, got - want))))
+    finite = want[np.isfinite(want)]
+    bound = 1e-4 * max(1.0, float(np.max(np.abs(finite))) if finite.size else 1.0)
     ok = err <= bound
     return ok, f"{name}: {'ok  ' if ok else 'FAIL'} {'direct' if direct else 'other '} max abs err {err:.2e} " \
                f"(bound {bound:.2e})"

@@ -38,6 +38,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -117,6 +118,13 @@ std::optional<Tiling> chooseTiling(nn::ConvOp conv) {
   return Tiling{columns, vectors, channels, rows};
 }
 
+/// The tiling of a convolution that isDirectConvolution accepted.
+Tiling tilingOf(nn::ConvOp conv) {
+  std::optional<Tiling> t = chooseTiling(conv);
+  assert(t && "not a direct convolution");
+  return *t;
+}
+
 /// The [min, max] of a ReLU (max +inf) or Clip folded into `conv`.
 std::optional<std::pair<double, double>> foldedClamp(nn::ConvOp conv) {
   auto bounds = conv->getAttrOfType<DenseF64ArrayAttr>(kFoldedClampAttr);
@@ -150,7 +158,7 @@ void foldActivationsIntoDirectConvolutions(func::FuncOp func) {
       folds.push_back({conv, user});
     else if (auto clip = dyn_cast<nn::ClipOp>(user);
              clip && clip.getInput() == conv.getResult() && constantScalar(clip.getMin()) &&
-             constantScalar(clip.getMax()) && clip.getType() == conv.getType())
+             constantScalar(clip.getMax()))
       folds.push_back({conv, user});
   });
   for (auto [conv, user] : folds) {
@@ -176,7 +184,7 @@ struct CopyLayout {
 };
 
 CopyLayout copyLayout(nn::ConvOp conv) {
-  Tiling t = *chooseTiling(conv);
+  Tiling t = tilingOf(conv);
   auto inShape = cast<RankedTensorType>(conv.getInput().getType()).getShape();
   auto wShape = cast<RankedTensorType>(conv.getWeight().getType()).getShape();
   auto outShape = cast<RankedTensorType>(conv.getType()).getShape();
@@ -195,7 +203,7 @@ CopyLayout copyLayout(nn::ConvOp conv) {
 
 } // namespace
 
-bool readsInputCopy(nn::ConvOp conv) { return readsPaddedCopy(chooseTiling(conv)->channels); }
+bool readsInputCopy(nn::ConvOp conv) { return readsPaddedCopy(tilingOf(conv).channels); }
 
 RankedTensorType inputCopyType(nn::ConvOp conv) {
   CopyLayout layout = copyLayout(conv);
@@ -237,7 +245,7 @@ Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value
 
 Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
                              Value init) {
-  Tiling t = *chooseTiling(conv);
+  Tiling t = tilingOf(conv);
   auto wShape = cast<RankedTensorType>(w.getType()).getShape();
   auto outShape = cast<RankedTensorType>(init.getType()).getShape();
   int64_t n = outShape[0], m = outShape[1], oh = outShape[2], ow = outShape[3];
@@ -305,16 +313,16 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
       mask.push_back(i < lanes ? i : kLanes + i - lanes);
     return (Value)vector::ShuffleOp::create(lb, l, zeroVector, v, mask);
   };
+  Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(0));
+  Value ow0x = arith::MulIOp::create(fb, loc, ow0, c(colStride)); // input column of the tile
   auto readInput = [&](OpBuilder &lb, Location l, Value cin, int64_t rowIndex, int64_t tap, int64_t v,
                        bool leftmost) -> Value {
-    Value zero = arith::ConstantOp::create(lb, l, lb.getF32FloatAttr(0));
     auto read = [&](Value col, ArrayRef<Value> phase, bool inBounds) {
       SmallVector<Value> at{img, cin, inputRow[rowIndex]};
       llvm::append_range(at, phase);
       at.push_back(col);
       return (Value)vector::TransferReadOp::create(lb, l, vecType, x, at, zero, ArrayRef<bool>{inBounds});
     };
-    Value ow0x = arith::MulIOp::create(lb, l, ow0, indexConstant(lb, l, colStride));
     if (padded) {
       // Phase (tap % s), column ow + tap / s of the padded copy.
       SmallVector<Value> phase;
@@ -406,7 +414,8 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
           return arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(x)));
         };
         v = arith::MaximumFOp::create(fb, loc, v, splat(clamp->first));
-        if (!std::isinf(clamp->second))
+        // A ReLU's max is +inf; a Clip's -inf max still clamps everything.
+        if (clamp->second != std::numeric_limits<double>::infinity())
           v = arith::MinimumFOp::create(fb, loc, v, splat(clamp->second));
       }
     }

@@ -13,7 +13,6 @@ namespace nncc {
 /// of at least 12 columns (4 when grouped), column stride at most 2 unless
 /// tiles have 4+ output channels.
 bool isDirectConvolution(nn::ConvOp conv);
-bool isDirectConvolution(nn::ConvOp conv);
 
 /// Marks the convolutions that lowering runs as direct kernels (the choice
 /// depends on the targets, so it is made once and read by both the library
