@@ -1,4 +1,5 @@
 #include "lib/Driver/Driver.h"
+#include "lib/Support/Error.h"
 
 #include "lib/Conversion/NNToExec/NNToExec.h"
 #include "lib/Target/GpuCodegen.h"
@@ -38,8 +39,7 @@ llvm::Error withDiagnostics(mlir::MLIRContext &ctx, llvm::StringRef phase,
   DiagnosticCollector diags(&ctx);
   if (mlir::succeeded(fn()))
     return llvm::Error::success();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s failed:%s",
-                                 phase.str().c_str(), diags.text.c_str());
+  return fail(phase + " failed:" + diags.text);
 }
 
 /// Runs `pm` on `module`, turning diagnostics into one llvm::Error.
@@ -165,14 +165,12 @@ llvm::Error parseTargetOption(llvm::StringRef text, TargetOptions &out) {
       if (!llvm::is_contained(out.cudaArchs, part))
         out.cudaArchs.push_back(part.str());
     } else {
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "--target: '%s' is not a target (expected cpu, cuda or "
-                                     "cuda:sm_NN with NN >= 70, comma-separated)",
-                                     name.str().c_str());
+      return fail("--target: '" + name + "' is not a target (expected cpu, cuda or "
+                  "cuda:sm_NN with NN >= 70, comma-separated)");
     }
   }
   if (!out.cpu && out.cudaArchs.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "--target names no target");
+    return fail("--target names no target");
   return llvm::Error::success();
 }
 
@@ -336,16 +334,14 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   }
   if (options.emit == EmitKind::PTX) {
     if (targets.cudaArchs.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "--emit=ptx needs a CUDA target (--target=cuda:sm_90)");
+      return fail("--emit=ptx needs a CUDA target (--target=cuda:sm_90)");
     for (const GpuImage &image : gpu.images)
       result.text += "// nncc: PTX for " + image.arch + "\n" + image.ptx;
     return result;
   }
   bool needsHost = options.emit == EmitKind::LLVM || options.emit == EmitKind::Object;
   if (needsHost && !targets.cpu)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--emit=llvm and --emit=obj need the cpu target");
+    return fail("--emit=llvm and --emit=obj need the cpu target");
   if (options.emulateGpu) {
     buffers = emulateGpuMapping(*buffers);
     if (!buffers)
@@ -408,9 +404,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
       int64_t weights = plan->weights.data.size();
       int64_t need = weights + entry.arenaBytes + io;
       if (need > options.memoryBudget)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            llvm::formatv("entry '{0}' needs {1} bytes (weights {2} + arena {3} + inputs and "
+        return fail(llvm::formatv("entry '{0}' needs {1} bytes (weights {2} + arena {3} + inputs and "
                           "outputs {4}), more than --memory-budget {5}; the smallest arena "
                           "this schedule allows is {6} bytes",
                           entry.name, need, weights, entry.arenaBytes, io, options.memoryBudget,

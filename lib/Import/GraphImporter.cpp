@@ -1,4 +1,5 @@
 #include "lib/Import/GraphImporter.h"
+#include "lib/Support/Error.h"
 
 #include "lib/Import/NodeContext.h"
 #include "lib/Import/TensorConversion.h"
@@ -140,7 +141,7 @@ llvm::Error GraphImporter::takeErrors() {
   for (size_t i = 0; i < errors_.size(); ++i)
     message += (i ? "\n" : "") + errors_[i];
   errors_.clear();
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  return fail(message);
 }
 
 } // namespace nncc::import

@@ -1,4 +1,5 @@
 #include "lib/Import/InputBinding.h"
+#include "lib/Support/Error.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -6,28 +7,24 @@ namespace nncc::import {
 
 llvm::Error bindInputs(onnx::ModelProto &model, llvm::StringRef displayName,
                        const ImportOptions &options) {
-  auto fail = [&](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   llvm::Twine(displayName) + ": " + message);
-  };
   auto *graph = model.mutable_graph();
   for (const auto &[name, path] : options.boundInputs) {
     auto *inputs = graph->mutable_input();
     auto it = std::find_if(inputs->begin(), inputs->end(),
                            [&](const onnx::ValueInfoProto &v) { return v.name() == name; });
     if (it == inputs->end())
-      return fail("--bind-input names '" + name + "', which is not a graph input");
+      return fail(displayName, "--bind-input names '" + name + "', which is not a graph input");
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     if (!buffer)
-      return fail("--bind-input " + name + ": cannot read '" + path +
+      return fail(displayName, "--bind-input " + name + ": cannot read '" + path +
                   "': " + buffer.getError().message());
     onnx::TensorProto tensor;
     if (!tensor.ParseFromArray((*buffer)->getBufferStart(), (int)(*buffer)->getBufferSize()))
-      return fail("--bind-input " + name + ": '" + path + "' is not an ONNX TensorProto");
+      return fail(displayName, "--bind-input " + name + ": '" + path + "' is not an ONNX TensorProto");
     if (it->type().has_tensor_type() &&
         it->type().tensor_type().elem_type() != tensor.data_type())
-      return fail("--bind-input " + name + ": '" + path + "' holds another element type than the input");
+      return fail(displayName, "--bind-input " + name + ": '" + path + "' holds another element type than the input");
     tensor.set_name(name);
     // An initializer that is also a graph input would stay overridable; the
     // binding makes it a constant, so the input goes away (IR >= 4).

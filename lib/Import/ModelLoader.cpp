@@ -2,6 +2,7 @@
 /// the checker, the version converter and shape inference. libonnx reports
 /// problems with exceptions; they are caught here and become llvm::Errors.
 #include "lib/Import/ModelLoader.h"
+#include "lib/Support/Error.h"
 
 #include "lib/Import/InputBinding.h"
 
@@ -19,11 +20,6 @@
 
 namespace nncc::import {
 namespace {
-
-llvm::Error fail(llvm::StringRef file, const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 llvm::Twine(file) + ": " + message);
-}
 
 int defaultDomainOpset(const onnx::ModelProto &model) {
   for (const auto &opset : model.opset_import())

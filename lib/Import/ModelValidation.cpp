@@ -1,4 +1,5 @@
 #include "lib/Import/ModelValidation.h"
+#include "lib/Support/Error.h"
 
 #include "lib/Import/NodeContext.h"
 
@@ -19,11 +20,6 @@
 
 namespace nncc::import {
 namespace {
-
-llvm::Error fail(llvm::StringRef file, const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 llvm::Twine(file) + ": " + message);
-}
 
 using GraphCheck = llvm::function_ref<llvm::Error(const onnx::GraphProto &)>;
 

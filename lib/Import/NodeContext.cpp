@@ -1,4 +1,5 @@
 #include "lib/Import/NodeContext.h"
+#include "lib/Support/Error.h"
 
 #include "lib/Import/GraphImporter.h"
 #include "lib/Import/TensorConversion.h"
@@ -188,7 +189,7 @@ llvm::Error checkOpsSupported(const onnx::GraphProto &graph, int opset, int decl
                         " node(s) use ops nncc does not support:";
   for (const auto &line : unsupported)
     message += "\n" + line;
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  return fail(message);
 }
 
 void HandlerRegistry::add(llvm::StringRef opType, int sinceVersion, NodeHandler handler) {

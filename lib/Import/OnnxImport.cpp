@@ -1,4 +1,5 @@
 #include "lib/Import/OnnxImport.h"
+#include "lib/Support/Error.h"
 
 #include "lib/Import/GraphImporter.h"
 #include "lib/Import/ModelLoader.h"
@@ -39,8 +40,7 @@ importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path, const ImportOpt
 llvm::Error parseBindOption(llvm::StringRef text, ImportOptions &options) {
   auto [name, path] = text.split('=');
   if (name.empty() || path.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--bind-input expects NAME=FILE.pb, got '%s'", text.str().c_str());
+    return fail("--bind-input expects NAME=FILE.pb, got '" + text + "'");
   options.boundInputs[name.str()] = path.str();
   return llvm::Error::success();
 }
@@ -48,8 +48,7 @@ llvm::Error parseBindOption(llvm::StringRef text, ImportOptions &options) {
 llvm::Error parseShapeOption(llvm::StringRef text, ImportOptions &options) {
   auto [name, dimsText] = text.rsplit(':');
   auto bad = [&] {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--shape expects NAME:D0xD1x..., got '%s'", text.str().c_str());
+    return fail("--shape expects NAME:D0xD1x..., got '" + text + "'");
   };
   if (name.empty() || dimsText.empty())
     return bad();
