@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_util import read_tensor, run, work_folder  # noqa: E402
+from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
 
 # (name, direct?, n, cin, cout, h, w, kernel, pads [t, l, b, r], group, dilations, strides[, activation])
 CASES = [
@@ -138,18 +138,7 @@ def main():
     args = parser.parse_args()
     work, tmp = work_folder(args.work_dir, "nncc-direct-conv-")
     rng = np.random.default_rng(0)
-    failures = 0
-    for case in CASES:
-        try:
-            ok, line = check(case, args, work, rng)
-        except Exception as e:  # noqa: BLE001 - report and go on with the next case
-            ok, line = False, f"{case[0]}: FAIL {e}"
-        print(line, flush=True)
-        failures += not ok
-    if tmp:
-        tmp.cleanup()
-    print(f"{len(CASES) - failures}/{len(CASES)} passed")
-    return 1 if failures else 0
+    return run_checks([(case[0], lambda case=case: check(case, args, work, rng)) for case in CASES], tmp)
 
 
 if __name__ == "__main__":

@@ -35,3 +35,22 @@ def work_folder(work_dir, prefix):
         return work_dir, None
     tmp = tempfile.TemporaryDirectory(prefix=prefix)
     return tmp.name, tmp
+
+
+def run_checks(checks, tmp=None):
+    """Runs each (label, check) of `checks`, where check() returns (ok, line):
+    prints each line (`label: FAIL error` when the check raises, and goes on
+    with the next), removes `tmp` (a work_folder handle) and prints how many
+    passed. Returns the exit status: 1 when any failed."""
+    failures = 0
+    for label, check in checks:
+        try:
+            ok, line = check()
+        except Exception as e:  # noqa: BLE001 - report and go on with the next check
+            ok, line = False, f"{label}: FAIL {e}"
+        print(line, flush=True)
+        failures += not ok
+    if tmp:
+        tmp.cleanup()
+    print(f"{len(checks) - failures}/{len(checks)} passed")
+    return 1 if failures else 0

@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from e2e_util import read_tensor_proto, run, work_folder
+from e2e_util import read_tensor_proto, run, run_checks, work_folder
 
 F16, BF16 = TensorProto.FLOAT16, TensorProto.BFLOAT16
 
@@ -222,22 +222,16 @@ def main():
     args = parser.parse_args()
     work, tmp = work_folder(args.work_dir, "nncc-low-precision-")
     rng = np.random.default_rng(args.seed)
-    tests = [lambda: test_casts(args, work, rng)]
+    tests = [("casts", lambda: test_casts(args, work, rng))]
     for fn, dtype in [(test_mlp, F16), (test_cnn, F16), (test_layer_norm_gelu, F16),
                       (test_mlp, BF16), (test_layer_norm_gelu, BF16)]:
-        tests.append(lambda fn=fn, dtype=dtype: fn(args, work, rng, dtype))
-    failures = 0
-    for t in tests:
-        try:
-            ok, line = t()
-        except Exception as e:  # noqa: BLE001 - report and go on
-            ok, line = False, f"FAIL {e}"
-        print(f"{'ok  ' if ok else 'FAIL'} {line}", flush=True)
-        failures += not ok
-    if tmp:
-        tmp.cleanup()
-    print(f"{len(tests) - failures}/{len(tests)} passed")
-    return 1 if failures else 0
+        tests.append((f"{fn.__name__} {'f16' if dtype == F16 else 'bf16'}",
+                      lambda fn=fn, dtype=dtype: fn(args, work, rng, dtype)))
+
+    def verdict(test):
+        ok, line = test()
+        return ok, f"{'ok  ' if ok else 'FAIL'} {line}"
+    return run_checks([(label, lambda t=t: verdict(t)) for label, t in tests], tmp)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import reference  # noqa: E402
-from e2e_util import read_tensor, run, work_folder  # noqa: E402
+from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
@@ -124,20 +124,9 @@ def main():
     args = parser.parse_args()
 
     work, tmp = work_folder(args.work_dir, "nncc-e2e-")
-    failures = 0
-    for batch in (int(b) for b in args.batches.split(",")):
-        for name in args.models.split(","):
-            try:
-                ok, line = check_model(name, batch, args, work)
-            except Exception as e:  # noqa: BLE001 - report and go on with the next model
-                ok, line = False, f"{name} batch {batch}: FAIL {e}"
-            print(line, flush=True)
-            failures += not ok
-    if tmp:
-        tmp.cleanup()
-    total = len(args.models.split(",")) * len(args.batches.split(","))
-    print(f"{total - failures}/{total} passed")
-    return 1 if failures else 0
+    return run_checks([(f"{name} batch {batch}", lambda name=name, batch=batch: check_model(name, batch, args, work))
+                       for batch in (int(b) for b in args.batches.split(","))
+                       for name in args.models.split(",")], tmp)
 
 
 if __name__ == "__main__":
