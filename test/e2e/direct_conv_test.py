@@ -11,8 +11,9 @@ in --emit=exec; otherwise im2col + GEMM or the generic loop kernel), runs it
 on seeded random inputs and compares with a float64 numpy convolution:
 max |out - ref| <= 1e-4 * max(1, max |ref|). The same case compiled for
 cpu + cuda:sm_90 must not use the direct kernel (GPUs keep im2col + cuBLASLt).
-The cases with an activation (Relu, Clip(0, 6)) check that it is folded into
-the direct kernel: one launch besides the padded copy's.
+The cases with an epilogue (a residual Add of a second input of the output's
+shape, as either operand, then Relu or Clip(0, 6)) check that it is folded
+into the direct kernel: one launch besides the padded copy's.
 """
 import argparse
 import os
@@ -26,7 +27,9 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
 
-# (name, direct?, n, cin, cout, h, w, kernel, pads [t, l, b, r], group, dilations, strides[, activation])
+# (name, direct?, n, cin, cout, h, w, kernel, pads [t, l, b, r], group, dilations, strides[, epilogue])
+# epilogue: "+"-joined steps after the Conv: residual (Add(conv, r)), residual_lhs (Add(r, conv)), relu,
+# clip6, clip_minus_inf.
 CASES = [
     ("3x3_pad1", True, 2, 8, 16, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
     ("7x7_wide_chunks", True, 1, 3, 32, 20, 57, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
@@ -51,6 +54,12 @@ CASES = [
     ("clip6_folded_depthwise", True, 2, 24, 24, 20, 20, 3, [1, 1, 1, 1], 24, [1, 1], [1, 1], "clip6"),
     # Clip(min > max) is max everywhere, as in ONNX's min(max(x, lo), hi).
     ("clip_to_minus_inf_folded", True, 1, 8, 16, 8, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1], "clip_minus_inf"),
+    # ResNet's second convolution of a block: Add of the block input, then Relu; 28 columns end in a
+    # masked vector, the residual's read too.
+    ("residual_relu_folded", True, 2, 16, 16, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1], "residual+relu"),
+    ("residual_lhs_folded_stride2", True, 1, 8, 16, 30, 40, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "residual_lhs"),
+    ("residual_clip6_folded_depthwise", True, 2, 24, 24, 14, 14, 3, [1, 1, 1, 1], 24, [1, 1], [1, 1],
+     "residual+clip6"),
 ]
 
 
@@ -74,25 +83,37 @@ def reference_conv(x, w, b, pads, group, dilations, strides):
 
 def check(case, args, work, rng):
     name, direct, n, cin, cout, h, wd, k, pads, group, dilations, strides = case[:12]
-    activation = case[12] if len(case) > 12 else None
+    epilogue = case[12] if len(case) > 12 else None
     x = rng.standard_normal((n, cin, h, wd)).astype(np.float32)
     w = rng.standard_normal((cout, cin // group, k, k)).astype(np.float32)
     b = rng.standard_normal(cout).astype(np.float32)
     want = reference_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), pads, group,
                           dilations, strides)
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c" if activation else "y"], name="conv",
-                              kernel_shape=[k, k], pads=pads, group=group, dilations=dilations, strides=strides)]
+    steps = epilogue.split("+") if epilogue else []
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["y0"], name="conv", kernel_shape=[k, k], pads=pads,
+                              group=group, dilations=dilations, strides=strides)]
     weights = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
-    if activation == "relu":
-        nodes.append(helper.make_node("Relu", ["c"], ["y"], name="relu"))
-        want = np.maximum(want, 0)
-    elif activation in ("clip6", "clip_minus_inf"):
-        hi = 6 if activation == "clip6" else -np.inf
-        weights += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
-                    numpy_helper.from_array(np.array(hi, np.float32), "hi")]
-        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="clip"))
-        want = np.minimum(np.maximum(want, 0), hi)
-    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+    inputs = [("x", x)]
+    for i, step in enumerate(steps):
+        src, dst = f"y{i}", f"y{i + 1}"
+        if step in ("residual", "residual_lhs"):
+            r = rng.standard_normal(want.shape).astype(np.float32)
+            inputs.append(("r", r))
+            operands = [src, "r"] if step == "residual" else ["r", src]
+            nodes.append(helper.make_node("Add", operands, [dst], name="add"))
+            want = want + r
+        elif step == "relu":
+            nodes.append(helper.make_node("Relu", [src], [dst], name="relu"))
+            want = np.maximum(want, 0)
+        else:
+            hi = {"clip6": 6, "clip_minus_inf": -np.inf}[step]
+            weights += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                        numpy_helper.from_array(np.array(hi, np.float32), "hi")]
+            nodes.append(helper.make_node("Clip", [src, "lo", "hi"], [dst], name="clip"))
+            want = np.minimum(np.maximum(want, 0), hi)
+    nodes[-1].output[0] = "y"
+    graph = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in inputs],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, want.shape)], weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -101,15 +122,16 @@ def check(case, args, work, rng):
     os.makedirs(os.path.join(d, "out"), exist_ok=True)
     path = os.path.join(d, "model.onnx")
     onnx.save(model, path)
-    with open(os.path.join(d, "in", "input_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    for i, (input_name, value) in enumerate(inputs):
+        with open(os.path.join(d, "in", f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, input_name).SerializeToString())
 
     exec_ir = run([args.nncc, path, "--target=cpu", "--emit=exec", "-o", "-"], "nncc --emit=exec")
     if ("vector.fma" in exec_ir) != direct:
         return False, f"{name}: FAIL expected {'a direct kernel' if direct else 'no direct kernel'}"
     launches = [line for line in exec_ir.splitlines() if "exec.launch" in line and "_pad(" not in line]
-    if activation and len(launches) != 1:
-        return False, f"{name}: FAIL the {activation} was not folded into the convolution's kernel"
+    if epilogue and len(launches) != 1:
+        return False, f"{name}: FAIL the {epilogue} was not folded into the convolution's kernel"
     gpu_ir = run([args.nncc, path, "--target=cpu,cuda:sm_90", "--emit=exec", "-o", "-"], "nncc --emit=exec")
     if "vector.fma" in gpu_ir:
         return False, f"{name}: FAIL a module with a CUDA target got a direct kernel"

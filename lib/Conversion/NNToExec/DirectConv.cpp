@@ -125,14 +125,6 @@ Tiling tilingOf(nn::ConvOp conv) {
   return *t;
 }
 
-/// The [min, max] of a ReLU (max +inf) or Clip folded into `conv`.
-std::optional<std::pair<double, double>> foldedClamp(nn::ConvOp conv) {
-  auto bounds = conv->getAttrOfType<DenseF64ArrayAttr>(kFoldedClampAttr);
-  if (!bounds)
-    return std::nullopt;
-  return std::pair(bounds[0], bounds[1]);
-}
-
 /// The value of a 0-d (or one-element) f32 nn.constant, if `v` is one.
 std::optional<double> constantScalar(Value v) {
   auto constant = v.getDefiningOp<nn::ConstantOp>();
@@ -148,30 +140,28 @@ std::optional<double> constantScalar(Value v) {
 
 bool isDirectConvolution(nn::ConvOp conv) { return chooseTiling(conv).has_value(); }
 
-void foldActivationsIntoDirectConvolutions(func::FuncOp func) {
-  SmallVector<std::pair<nn::ConvOp, Operation *>> folds;
-  func.walk([&](nn::ConvOp conv) {
-    if (!conv->hasAttr(kDirectConvolutionAttr) || !conv->hasOneUse())
-      return;
-    Operation *user = *conv->getUsers().begin();
-    if (isa<nn::ReluOp>(user))
-      folds.push_back({conv, user});
-    else if (auto clip = dyn_cast<nn::ClipOp>(user);
-             clip && clip.getInput() == conv.getResult() && constantScalar(clip.getMin()) &&
-             constantScalar(clip.getMax()))
-      folds.push_back({conv, user});
-  });
-  for (auto [conv, user] : folds) {
-    double lo = 0, hi = std::numeric_limits<double>::infinity();
-    if (auto clip = dyn_cast<nn::ClipOp>(user)) {
-      lo = *constantScalar(clip.getMin());
-      hi = *constantScalar(clip.getMax());
+DirectConvEpilogue matchDirectConvEpilogue(nn::ConvOp conv) {
+  DirectConvEpilogue epilogue;
+  auto onlyUser = [](Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; };
+  Value last = conv.getResult();
+  if (auto add = dyn_cast_or_null<nn::AddOp>(onlyUser(last))) {
+    Value other = add.getLhs() == last ? add.getRhs() : add.getLhs();
+    if (other != last && other.getType() == last.getType() && add.getType() == last.getType()) {
+      epilogue.residual = other;
+      epilogue.ops.push_back(add);
+      last = add.getResult();
     }
-    conv->setAttr(kFoldedClampAttr, DenseF64ArrayAttr::get(conv.getContext(), {lo, hi}));
-    conv->setLoc(FusedLoc::get(conv.getContext(), {conv.getLoc(), user->getLoc()}));
-    user->getResult(0).replaceAllUsesWith(conv.getResult());
-    user->erase();
   }
+  Operation *user = onlyUser(last);
+  if (isa_and_nonnull<nn::ReluOp>(user)) {
+    epilogue.clamp = std::pair(0.0, std::numeric_limits<double>::infinity());
+    epilogue.ops.push_back(user);
+  } else if (auto clip = dyn_cast_or_null<nn::ClipOp>(user);
+             clip && clip.getInput() == last && constantScalar(clip.getMin()) && constantScalar(clip.getMax())) {
+    epilogue.clamp = std::pair(*constantScalar(clip.getMin()), *constantScalar(clip.getMax()));
+    epilogue.ops.push_back(user);
+  }
+  return epilogue;
 }
 
 namespace {
@@ -244,7 +234,7 @@ Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value
 }
 
 Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
-                             Value init) {
+                             Value residual, const DirectConvEpilogue &epilogue, Value init) {
   Tiling t = tilingOf(conv);
   auto wShape = cast<RankedTensorType>(w.getType()).getShape();
   auto outShape = cast<RankedTensorType>(init.getType()).getShape();
@@ -397,28 +387,39 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
     sums = branch.getResults();
   }
 
-  // The epilogue in registers: the bias added to the finished sum (the same
-  // rounding as a separate bias kernel), then the folded ReLU or Clip.
-  std::optional<std::pair<double, double>> clamp = foldedClamp(conv);
+  // The epilogue in registers, in ONNX order (the same roundings as the
+  // separate kernels it replaces): the bias added to the finished sum, the
+  // residual's tile (read like the output tile is written), then the ReLU or
+  // Clip.
+  std::optional<std::pair<double, double>> clamp = epilogue.clamp;
+  auto splat = [&](double x) {
+    return arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(static_cast<float>(x))));
+  };
   for (int64_t ch = 0; ch < t.channels; ++ch) {
     Value biasSplat;
     if (bias)
       biasSplat = vector::BroadcastOp::create(
           fb, loc, vecType, tensor::ExtractOp::create(fb, loc, bias, ValueRange{arith::AddIOp::create(fb, loc, m0, c(ch))}));
-    for (int64_t i = 0; i < t.rows * t.vectors; ++i) {
-      Value &v = sums[ch * t.rows * t.vectors + i];
-      if (bias)
-        v = arith::AddFOp::create(fb, loc, v, biasSplat);
-      if (clamp) {
-        auto splat = [&](double x) {
-          return arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(x)));
-        };
-        v = arith::MaximumFOp::create(fb, loc, v, splat(clamp->first));
-        // A ReLU's max is +inf; a Clip's -inf max still clamps everything.
-        if (clamp->second != std::numeric_limits<double>::infinity())
-          v = arith::MinimumFOp::create(fb, loc, v, splat(clamp->second));
+    for (int64_t r = 0; r < t.rows; ++r)
+      for (int64_t v = 0; v < t.vectors; ++v) {
+        Value &sum = sums[accIndex(ch, r, v)];
+        if (bias)
+          sum = arith::AddFOp::create(fb, loc, sum, biasSplat);
+        if (residual) {
+          bool whole = (v + 1) * kLanes <= t.columns;
+          auto plus = [&](Value base, int64_t k) { return fb.createOrFold<arith::AddIOp>(loc, base, c(k)); };
+          Value tile = vector::TransferReadOp::create(fb, loc, vecType, residual,
+                                                      ValueRange{img, plus(m0, ch), plus(oh0, r), plus(ow0, v * kLanes)},
+                                                      zero, ArrayRef<bool>{whole});
+          sum = arith::AddFOp::create(fb, loc, sum, tile);
+        }
+        if (clamp) {
+          sum = arith::MaximumFOp::create(fb, loc, sum, splat(clamp->first));
+          // A ReLU's max is +inf; a Clip's -inf max still clamps everything.
+          if (clamp->second != std::numeric_limits<double>::infinity())
+            sum = arith::MinimumFOp::create(fb, loc, sum, splat(clamp->second));
+        }
       }
-    }
   }
 
   // The tile of the output, written with masked stores past its width.

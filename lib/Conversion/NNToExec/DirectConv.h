@@ -6,6 +6,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+#include <utility>
+
 namespace nncc {
 
 /// True when `conv` can run as a register-blocked direct convolution kernel:
@@ -14,17 +17,22 @@ namespace nncc {
 /// tiles have 4+ output channels.
 bool isDirectConvolution(nn::ConvOp conv);
 
-/// Marks the convolutions that lowering runs as direct kernels (the choice
-/// depends on the targets, so it is made once and read by both the library
-/// check and the kernel builder).
-constexpr llvm::StringLiteral kDirectConvolutionAttr = "nncc.direct_convolution";
-/// [min, max] of a ReLU or Clip folded into a direct convolution.
-constexpr llvm::StringLiteral kFoldedClampAttr = "nncc.folded_clamp";
+/// What a direct convolution kernel applies to its finished sums in
+/// registers, in ONNX order after the bias: the add of a residual of the
+/// output's shape, then a ReLU or a constant-bound Clip. Each replaces a
+/// separate kernel that would read and write the whole output again.
+struct DirectConvEpilogue {
+  mlir::Value residual;
+  /// [min, max]: a ReLU is [0, +inf].
+  std::optional<std::pair<double, double>> clamp;
+  /// The nn ops folded in, first to last.
+  llvm::SmallVector<mlir::Operation *, 2> ops;
+};
 
-/// Folds the ReLU or constant-bound Clip that is the only user of a marked
-/// direct convolution into it: the kernel clamps its accumulators before the
-/// store, instead of a separate kernel reading and writing the output again.
-void foldActivationsIntoDirectConvolutions(mlir::func::FuncOp func);
+/// The epilogue `conv` can fold: an nn.add of a same-typed value (the
+/// residual), then a ReLU or constant-bound Clip, each the only user of the
+/// value before it. Empty when nothing follows that qualifies.
+DirectConvEpilogue matchDirectConvEpilogue(nn::ConvOp conv);
 
 /// True when the direct kernel of `conv` reads a padded copy of its input
 /// (tiles of 4+ output channels) made by a kernel of its own before it: the
@@ -39,10 +47,12 @@ mlir::Value buildInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp co
                            mlir::Value init);
 
 /// The direct convolution kernel body: out = conv(x, w) (+ bias[m] when
-/// `bias` is set, then the folded ReLU/Clip) into `init`, as one scf.forall
-/// of vector code. `x` is the input, or its copy when readsInputCopy.
+/// `bias` is set, then `epilogue` with `residual` as its residual's value
+/// inside the kernel) into `init`, as one scf.forall of vector code. `x` is
+/// the input, or its copy when readsInputCopy.
 mlir::Value buildDirectConvolution(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
-                                   mlir::Value w, mlir::Value bias, mlir::Value init);
+                                   mlir::Value w, mlir::Value bias, mlir::Value residual,
+                                   const DirectConvEpilogue &epilogue, mlir::Value init);
 
 } // namespace nncc
 

@@ -320,9 +320,20 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
   return success();
 }
 
-/// A marked convolution as its direct kernel, after a kernel making the
-/// padded copy it reads when it reads one.
-LogicalResult lowerDirectConvolution(nn::ConvOp conv, ModuleOp module, int &counter) {
+/// `conv` as its direct kernel (after a kernel making the padded copy it
+/// reads, when it reads one), with `epilogue` folded in: the launch takes the
+/// place of the epilogue's last op.
+LogicalResult lowerDirectConvolution(nn::ConvOp conv, const DirectConvEpilogue &epilogue, ModuleOp module,
+                                     int &counter) {
+  Operation *last = epilogue.ops.empty() ? conv.getOperation() : epilogue.ops.back();
+  if (!epilogue.ops.empty()) {
+    // Where the last folded op was, every operand (the residual too) exists.
+    conv->moveBefore(last);
+    SmallVector<Location> locs{conv.getLoc()};
+    for (Operation *op : epilogue.ops)
+      locs.push_back(op->getLoc());
+    conv->setLoc(FusedLoc::get(conv.getContext(), locs));
+  }
   Location loc = conv.getLoc();
   Value input = conv.getInput();
   if (readsInputCopy(conv)) {
@@ -337,16 +348,39 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, ModuleOp module, int &coun
   SmallVector<Value> operands{input, conv.getWeight()};
   if (conv.getBias())
     operands.push_back(conv.getBias());
+  if (epilogue.residual)
+    operands.push_back(epilogue.residual);
   auto launch = outlineKernel(
       conv, module, counter, "conv", operands, TypeRange{conv.getType()},
       [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+        Value bias = conv.getBias() ? args[2] : Value();
+        Value residual = epilogue.residual ? args.back() : Value();
         return SmallVector<Value>{
-            buildDirectConvolution(kb, loc, conv, args[0], args[1], args.size() > 2 ? args[2] : Value(), inits[0])};
+            buildDirectConvolution(kb, loc, conv, args[0], args[1], bias, residual, epilogue, inits[0])};
       });
   if (failed(launch))
     return failure();
-  conv.getResult().replaceAllUsesWith(launch->getResult(0));
+  last->getResult(0).replaceAllUsesWith(launch->getResult(0));
+  for (Operation *op : llvm::reverse(epilogue.ops))
+    op->erase();
   conv.erase();
+  return success();
+}
+
+/// CPU-only modules: each convolution isDirectConvolution accepts becomes
+/// its direct kernel, with the residual add and ReLU/Clip after it folded in
+/// when fusing. This runs before the other fusion steps, which then leave the
+/// kernel's result alone like any other launch's.
+LogicalResult lowerDirectConvolutions(func::FuncOp func, ModuleOp module, int &counter, bool fuse) {
+  SmallVector<nn::ConvOp> convs;
+  func.walk([&](nn::ConvOp conv) {
+    if (isDirectConvolution(conv))
+      convs.push_back(conv);
+  });
+  for (nn::ConvOp conv : convs)
+    if (failed(lowerDirectConvolution(conv, fuse ? matchDirectConvEpilogue(conv) : DirectConvEpilogue{}, module,
+                                      counter)))
+      return failure();
   return success();
 }
 
@@ -374,8 +408,7 @@ bool isLibraryContraction(Operation *op) {
            (!g.getC() || getElementTypeOrSelf(g.getC().getType()) == getElementTypeOrSelf(g.getType()));
   }
   if (auto conv = dyn_cast<nn::ConvOp>(op))
-    return conv.getGroup() == 1 && !conv->hasAttr(kDirectConvolutionAttr) &&
-           isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) && nonEmpty(conv.getResult()) &&
+    return conv.getGroup() == 1 && isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) && nonEmpty(conv.getResult()) &&
            nonEmpty(conv.getWeight());
   return false;
 }
@@ -504,14 +537,15 @@ LogicalResult outlineGroup(ArrayRef<Operation *> group, ModuleOp module, int &co
   return success();
 }
 
-/// Splits the bias of f32 convolutions into an nn.add of the bias viewed as
-/// [M, 1, ...], so fusion merges it with the activation and residual add that
-/// follow into one epilogue kernel after the GEMM (or the direct kernel).
+/// Splits the bias of f32 convolutions (those lowerDirectConvolutions left)
+/// into an nn.add of the bias viewed as [M, 1, ...], so fusion merges it with
+/// the activation and residual add that follow into one epilogue kernel
+/// after the GEMM.
 void splitConvBias(func::FuncOp func) {
   SmallVector<nn::ConvOp> convs;
   func.walk([&](nn::ConvOp conv) {
     auto type = cast<RankedTensorType>(conv.getType());
-    if (conv.getBias() && !conv->hasAttr(kDirectConvolutionAttr) && type.getElementType().isF32() &&
+    if (conv.getBias() && type.getElementType().isF32() &&
         type.hasStaticShape() && type.getNumElements() > 0)
       convs.push_back(conv);
   });
@@ -813,11 +847,6 @@ LogicalResult lowerFunction(func::FuncOp func, ModuleOp module, int &counter, bo
       continue;
     }
     bool lowered = false;
-    if (auto conv = dyn_cast<nn::ConvOp>(op); conv && conv->hasAttr(kDirectConvolutionAttr)) {
-      if (failed(lowerDirectConvolution(conv, module, counter)))
-        return failure();
-      continue;
-    }
     if (failed(lowerToGemm(op, module, counter, lowered, cpuOnly)))
       return failure();
     if (!lowered && failed(outline(op, module, counter)))
@@ -836,16 +865,8 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
       entries.push_back(func);
   for (auto func : entries) {
     computeLowPrecisionInF32(func, isLibraryContraction);
-    // Direct convolutions keep their bias (added in registers) and take the
-    // ReLU or Clip after them.
-    if (options.cpuOnly) {
-      func.walk([](nn::ConvOp conv) {
-        if (isDirectConvolution(conv))
-          conv->setAttr(kDirectConvolutionAttr, UnitAttr::get(conv.getContext()));
-      });
-      if (options.fuse)
-        foldActivationsIntoDirectConvolutions(func);
-    }
+    if (options.cpuOnly && failed(lowerDirectConvolutions(func, module, counter, options.fuse)))
+      return failure();
     if (options.fuse) {
       splitConvBias(func);
       if (options.gemmEpilogues)
