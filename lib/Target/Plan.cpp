@@ -216,17 +216,26 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
   // Live ranges of the arena values. An elementwise kernel may write its
   // result over an operand of the same size that dies at that step, also
   // when it reads the operand through a view (a reshape keeps the element
-  // order: the conv epilogue after a GEMM).
+  // order: the conv epilogue after a GEMM). A GEMM accumulates into the
+  // buffer of its C operand when C dies there (a residual added by the
+  // GEMM), unless it also reads that buffer as A, B or bias: the copy of C
+  // into the output then disappears.
   for (auto [step, op] : llvm::enumerate(stepOps)) {
     SmallVector<Value> reusable;
+    auto offer = [&](Value operand) {
+      if (intervalOf_.count(operand) && lastUse.lookup(operand) == (int64_t)step &&
+          !llvm::is_contained(reusable, operand))
+        reusable.push_back(operand);
+    };
     if (auto launch = dyn_cast<exec::LaunchOp>(op); launch && options_.reuse)
       if (auto inplace = launch.getInplaceOperands())
-        for (int64_t i : *inplace) {
-          Value operand = root(launch.getArgs()[i]);
-          if (intervalOf_.count(operand) &&
-              lastUse.lookup(operand) == (int64_t)step && !llvm::is_contained(reusable, operand))
-            reusable.push_back(operand);
-        }
+        for (int64_t i : *inplace)
+          offer(root(launch.getArgs()[i]));
+    if (auto gemm = dyn_cast<exec::GemmOp>(op); gemm && gemm.getC() && options_.reuse) {
+      Value c = root(gemm.getC());
+      if (c != root(gemm.getA()) && c != root(gemm.getB()) && (!gemm.getBias() || c != root(gemm.getBias())))
+        offer(c);
+    }
     for (Value r : op->getResults()) {
       if (outputOf.count(r)) {
         refs_[r] = {NNCC_BUFFER_OUTPUT, outputOf[r], 0, bytesOf(r.getType())};
@@ -291,11 +300,13 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
       step.fparams = {gemm.getAlpha().convertToDouble(), gemm.getBeta().convertToDouble()};
     }
     if (auto gemm = dyn_cast<exec::GemmOp>(op)) {
-      // GEMM accumulates into its output: a C operand is copied there first.
+      // GEMM accumulates into its output: a C operand is copied there first
+      // (unless the output took over C's buffer).
       step.args = {ref(gemm.getA()), ref(gemm.getB()), ref(gemm.getOutput())};
       if (gemm.getBias())
         step.args.push_back(ref(gemm.getBias()));
-      if (gemm.getC()) {
+      BufferRef c = gemm.getC() ? ref(gemm.getC()) : BufferRef{}, out = ref(gemm.getOutput());
+      if (gemm.getC() && (c.kind != out.kind || c.index != out.index || c.offset != out.offset)) {
         PlanStep copy;
         copy.kind = NNCC_STEP_COPY;
         copy.name = step.name;

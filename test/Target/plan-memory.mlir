@@ -90,3 +90,47 @@ func.func @view(%x: tensor<256xf32>) -> tensor<16x16xf32> {
   %2 = exec.launch @k2(%1) {nodes = "b"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %2 : tensor<16x16xf32>
 }
+
+// -----
+
+// A GEMM accumulates into the buffer of a C operand that dies there (the
+// residual of a convolution), with no copy step; a C read later, or one the
+// GEMM also reads as A, keeps its own buffer.
+func.func private @k(%a: tensor<16x16xf32>, %init: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  return %init : tensor<16x16xf32>
+}
+func.func private @k2(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>, %init: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  return %init : tensor<16x16xf32>
+}
+// CHECK-LABEL: func.func @accumulator_dies
+// CHECK-SAME: arena_bytes = 1024
+func.func @accumulator_dies(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  // CHECK: exec.launch @k({{.*}}buffers = ["input0", "arena+0"]
+  %0 = exec.launch @k(%x) {nodes = "r"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  // CHECK: exec.gemm {{.*}}buffers = ["input0", "input1", "arena+0"]
+  %1 = exec.gemm %x, %w acc %0 {alpha = 1.0 : f64, beta = 1.0 : f64, nodes = "g", trans_a = false, trans_b = false} : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  // CHECK: exec.launch @k({{.*}}buffers = ["arena+0", "output0"]
+  %2 = exec.launch @k(%1) {nodes = "o"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %2 : tensor<16x16xf32>
+}
+// CHECK-LABEL: func.func @accumulator_read_later
+func.func @accumulator_read_later(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  // CHECK: exec.launch @k({{.*}}buffers = ["input0", "arena+[[R:[0-9]+]]"]
+  %0 = exec.launch @k(%x) {nodes = "r"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  // CHECK: exec.gemm {{.*}}buffers = ["input0", "input1", "arena+[[G:[0-9]+]]"]
+  // CHECK-NOT: arena+[[R]]"]
+  %1 = exec.gemm %x, %w acc %0 {alpha = 1.0 : f64, beta = 1.0 : f64, nodes = "g", trans_a = false, trans_b = false} : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  // CHECK: exec.launch @k2({{.*}}buffers = ["arena+[[G]]", "arena+[[R]]", "output0"]
+  %2 = exec.launch @k2(%1, %0) {nodes = "o"} : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %2 : tensor<16x16xf32>
+}
+// CHECK-LABEL: func.func @accumulator_also_a
+// CHECK-SAME: arena_bytes = 2048
+func.func @accumulator_also_a(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %0 = exec.launch @k(%x) {nodes = "r"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  // CHECK: exec.gemm {{.*}}buffers = ["arena+[[A:[0-9]+]]", "input1", "arena+{{[0-9]+}}"]
+  // CHECK-NOT: "arena+[[A]]"]
+  %1 = exec.gemm %0, %w acc %0 {alpha = 1.0 : f64, beta = 1.0 : f64, nodes = "g", trans_a = false, trans_b = false} : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %2 = exec.launch @k(%1) {nodes = "o"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %2 : tensor<16x16xf32>
+}

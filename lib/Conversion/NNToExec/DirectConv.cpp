@@ -125,44 +125,9 @@ Tiling tilingOf(nn::ConvOp conv) {
   return *t;
 }
 
-/// The value of a 0-d (or one-element) f32 nn.constant, if `v` is one.
-std::optional<double> constantScalar(Value v) {
-  auto constant = v.getDefiningOp<nn::ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto values = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!values || values.getNumElements() != 1 || !values.getElementType().isF32())
-    return std::nullopt;
-  return (*values.getValues<APFloat>().begin()).convertToDouble();
-}
-
 } // namespace
 
 bool isDirectConvolution(nn::ConvOp conv) { return chooseTiling(conv).has_value(); }
-
-DirectConvEpilogue matchDirectConvEpilogue(nn::ConvOp conv) {
-  DirectConvEpilogue epilogue;
-  auto onlyUser = [](Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; };
-  Value last = conv.getResult();
-  if (auto add = dyn_cast_or_null<nn::AddOp>(onlyUser(last))) {
-    Value other = add.getLhs() == last ? add.getRhs() : add.getLhs();
-    if (other != last && other.getType() == last.getType() && add.getType() == last.getType()) {
-      epilogue.residual = other;
-      epilogue.ops.push_back(add);
-      last = add.getResult();
-    }
-  }
-  Operation *user = onlyUser(last);
-  if (isa_and_nonnull<nn::ReluOp>(user)) {
-    epilogue.clamp = std::pair(0.0, std::numeric_limits<double>::infinity());
-    epilogue.ops.push_back(user);
-  } else if (auto clip = dyn_cast_or_null<nn::ClipOp>(user);
-             clip && clip.getInput() == last && constantScalar(clip.getMin()) && constantScalar(clip.getMax())) {
-    epilogue.clamp = std::pair(*constantScalar(clip.getMin()), *constantScalar(clip.getMax()));
-    epilogue.ops.push_back(user);
-  }
-  return epilogue;
-}
 
 namespace {
 
@@ -234,7 +199,7 @@ Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value
 }
 
 Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
-                             Value residual, const DirectConvEpilogue &epilogue, Value init) {
+                             Value residual, const ConvEpilogue &epilogue, Value init) {
   Tiling t = tilingOf(conv);
   auto wShape = cast<RankedTensorType>(w.getType()).getShape();
   auto outShape = cast<RankedTensorType>(init.getType()).getShape();

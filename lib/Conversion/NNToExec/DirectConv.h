@@ -2,12 +2,10 @@
 #define NNCC_LIB_CONVERSION_NNTOEXEC_DIRECTCONV_H
 
 #include "dialects/NN/NNOps.h"
+#include "lib/Conversion/NNToExec/ConvEpilogue.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-
-#include <optional>
-#include <utility>
 
 namespace nncc {
 
@@ -16,23 +14,6 @@ namespace nncc {
 /// of at least 12 columns (4 when grouped), column stride at most 2 unless
 /// tiles have 4+ output channels.
 bool isDirectConvolution(nn::ConvOp conv);
-
-/// What a direct convolution kernel applies to its finished sums in
-/// registers, in ONNX order after the bias: the add of a residual of the
-/// output's shape, then a ReLU or a constant-bound Clip. Each replaces a
-/// separate kernel that would read and write the whole output again.
-struct DirectConvEpilogue {
-  mlir::Value residual;
-  /// [min, max]: a ReLU is [0, +inf].
-  std::optional<std::pair<double, double>> clamp;
-  /// The nn ops folded in, first to last.
-  llvm::SmallVector<mlir::Operation *, 2> ops;
-};
-
-/// The epilogue `conv` can fold: an nn.add of a same-typed value (the
-/// residual), then a ReLU or constant-bound Clip, each the only user of the
-/// value before it. Empty when nothing follows that qualifies.
-DirectConvEpilogue matchDirectConvEpilogue(nn::ConvOp conv);
 
 /// True when the direct kernel of `conv` reads a padded copy of its input
 /// (tiles of 4+ output channels) made by a kernel of its own before it: the
@@ -52,7 +33,7 @@ mlir::Value buildInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp co
 /// the input, or its copy when readsInputCopy.
 mlir::Value buildDirectConvolution(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
                                    mlir::Value w, mlir::Value bias, mlir::Value residual,
-                                   const DirectConvEpilogue &epilogue, mlir::Value init);
+                                   const ConvEpilogue &epilogue, mlir::Value init);
 
 } // namespace nncc
 

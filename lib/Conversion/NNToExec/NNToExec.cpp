@@ -220,6 +220,184 @@ Value im2colFromPadded(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Val
                  [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
 }
 
+bool isLibraryContraction(Operation *op);
+
+/// True when a convolution's GEMM reads its input as it lies (1x1, stride
+/// 1, no padding): no im2col.
+bool readsInputAsColumns(nn::ConvOp conv) {
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  return llvm::all_of(w.getShape().drop_front(2), [](int64_t k) { return k == 1; }) &&
+         llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
+         llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
+}
+
+/// Small images (P <= 64 output positions: one GEMM per image would have a
+/// narrow N that the BLAS's tiles fill poorly, 77 GFLOP/s for 256x16x2304
+/// here) with a materialized im2col run as one GEMM over the columns of the
+/// whole batch (100 GFLOP/s for 256x512x2304), its [M, n, P] result
+/// transposed back to [n, M, P]. Larger images gain nothing from it and pay
+/// for the transpose.
+bool gemmOverWholeBatch(nn::ConvOp conv) {
+  auto out = cast<RankedTensorType>(conv.getType());
+  int64_t n = out.getShape()[0], p = out.getNumElements() / std::max<int64_t>(n * out.getShape()[1], 1);
+  return !readsInputAsColumns(conv) && n > 1 && p <= 64;
+}
+
+/// im2col as col[n, row, q] (row: channel and kernel taps, q: output
+/// position) with one more row of ones at the end: a GEMM of the weights
+/// with the bias as their last column against it adds the bias.
+Value im2colWithOnesRow(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
+  auto in = cast<RankedTensorType>(x.getType());
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  auto out = cast<RankedTensorType>(conv.getType());
+  int64_t spatial = in.getRank() - 2, channels = in.getShape()[1];
+  int64_t onesRow = cast<RankedTensorType>(init.getType()).getShape()[1] - 1;
+  ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(), dilations = conv.getDilations();
+  SmallVector<utils::IteratorType> it(3, utils::IteratorType::parallel);
+  auto op = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{}, init, ArrayRef<AffineMap>{b.getMultiDimIdentityMap(3)}, it,
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        auto idx = [&](int64_t v) { return indexConstant(nb, l, v); };
+        Value row = linalg::IndexOp::create(nb, l, 1), q = linalg::IndexOp::create(nb, l, 2);
+        // row = (c * K0 + k0) * K1 + k1 ...; q = o0 * O1 + o1 ...
+        SmallVector<Value> tap(spatial), pos(spatial);
+        Value rowRest = row, qRest = q;
+        for (int64_t d = spatial - 1; d >= 0; --d) {
+          tap[d] = arith::RemUIOp::create(nb, l, rowRest, idx(w.getShape()[2 + d]));
+          rowRest = arith::DivUIOp::create(nb, l, rowRest, idx(w.getShape()[2 + d]));
+          pos[d] = arith::RemUIOp::create(nb, l, qRest, idx(out.getShape()[2 + d]));
+          qRest = arith::DivUIOp::create(nb, l, qRest, idx(out.getShape()[2 + d]));
+        }
+        // The ones row decodes to channel C: clamped, its read is discarded.
+        SmallVector<Value> src{linalg::IndexOp::create(nb, l, 0), arith::MinUIOp::create(nb, l, rowRest, idx(channels - 1))};
+        Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+        for (int64_t d = 0; d < spatial; ++d) {
+          Value i = arith::AddIOp::create(
+              nb, l, arith::SubIOp::create(nb, l, arith::MulIOp::create(nb, l, pos[d], idx(strides[d])), idx(pads[d])),
+              arith::MulIOp::create(nb, l, tap[d], idx(dilations[d])));
+          int64_t len = in.getShape()[2 + d];
+          valid = arith::AndIOp::create(
+              nb, l, valid,
+              arith::AndIOp::create(nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, idx(0)),
+                                    arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(len))));
+          src.push_back(arith::MinSIOp::create(nb, l, arith::MaxSIOp::create(nb, l, i, idx(0)), idx(len - 1)));
+        }
+        Type elem = in.getElementType();
+        Value v = arith::SelectOp::create(nb, l, valid, tensor::ExtractOp::create(nb, l, x, src),
+                                          arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, 0)));
+        Value isOnes = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, row, idx(onesRow));
+        linalg::YieldOp::create(
+            nb, l, ValueRange{arith::SelectOp::create(nb, l, isOnes, arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, 1)), v)});
+      });
+  return op.getResult(0);
+}
+
+/// The values of a constant f32 tensor, or nullopt.
+std::optional<SmallVector<float>> constantFloats(Value v) {
+  auto constant = v.getDefiningOp<nn::ConstantOp>();
+  auto values = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : DenseElementsAttr();
+  if (!values || !values.getElementType().isF32())
+    return std::nullopt;
+  return SmallVector<float>(values.getValues<float>());
+}
+
+/// With a CUDA target, a convolution's epilogue rides on its GEMM call
+/// instead of a kernel after it: the bias as one more weight column against
+/// a row of ones that im2col appends, a residual Add as the accumulator C
+/// (beta 1; the plan lets the output take over C's buffer when C dies
+/// there), a ReLU as the library's activation (a Clip keeps the generated
+/// epilogue kernel). Not cuBLASLt's bias epilogue:
+/// it adds one value per row of its column-major D, which for an NCHW output
+/// is one per output position, not per channel. The bias column needs the
+/// weights and bias as compile-time constants (inference), an f32
+/// convolution, and one GEMM per image; false when `conv` does not qualify
+/// or has nothing to fold (lowerConvToGemm then takes it).
+FailureOr<bool> lowerConvWithGemmEpilogue(nn::ConvOp conv, ModuleOp module, int &counter) {
+  auto out = cast<RankedTensorType>(conv.getType());
+  if (!isLibraryContraction(conv) || !isF32(conv.getInput()) || !isF32(conv.getWeight()) ||
+      !out.getElementType().isF32() || !out.hasStaticShape() || gemmOverWholeBatch(conv))
+    return false;
+  bool pointwise = readsInputAsColumns(conv);
+  std::optional<SmallVector<float>> weights = constantFloats(conv.getWeight()), bias;
+  if (conv.getBias() && (pointwise || !weights || !(bias = constantFloats(conv.getBias()))))
+    return false;
+  ConvEpilogue epilogue = matchConvEpilogue(conv);
+  // A Clip has no library epilogue: its kernel would read and write the
+  // output once more, as the generated epilogue kernel taking bias, residual
+  // and Clip together does.
+  if ((epilogue.clamp && !epilogue.clampIsRelu()) || (!bias && epilogue.ops.empty()))
+    return false;
+
+  Operation *last = epilogue.ops.empty() ? conv.getOperation() : epilogue.ops.back();
+  if (!epilogue.ops.empty()) {
+    // Where the last folded op was, every operand (the residual too) exists.
+    conv->moveBefore(last);
+    SmallVector<Location> locs{conv.getLoc()};
+    for (Operation *op : epilogue.ops)
+      locs.push_back(op->getLoc());
+    conv->setLoc(FusedLoc::get(conv.getContext(), locs));
+  }
+  Location loc = conv.getLoc();
+  OpBuilder b(conv);
+  int64_t n = out.getShape()[0], m = out.getShape()[1];
+  int64_t ckk = cast<RankedTensorType>(conv.getWeight().getType()).getNumElements() / m;
+  int64_t p = out.getNumElements() / (n * m), rows = ckk + (bias ? 1 : 0);
+  Type f32 = b.getF32Type();
+  Value col;
+  if (pointwise) {
+    col = exec::ViewOp::create(b, loc, RankedTensorType::get({n, ckk, p}, f32), conv.getInput());
+  } else {
+    auto launch = outlineKernel(conv, module, counter, "im2col", conv.getInput(),
+                                RankedTensorType::get({n, rows, p}, f32),
+                                [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                  return SmallVector<Value>{im2colWithOnesRow(kb, loc, conv, args[0], inits[0])};
+                                });
+    if (failed(launch))
+      return failure();
+    col = launch->getResult(0);
+  }
+  Value w;
+  auto wType = RankedTensorType::get({m, rows}, f32);
+  if (bias) {
+    SmallVector<float> withBias;
+    withBias.reserve(m * rows);
+    for (int64_t i = 0; i < m; ++i) {
+      withBias.append(weights->begin() + i * ckk, weights->begin() + (i + 1) * ckk);
+      withBias.push_back((*bias)[i]);
+    }
+    w = nn::ConstantOp::create(b, loc, DenseElementsAttr::get(wType, ArrayRef<float>(withBias)));
+  } else {
+    w = exec::ViewOp::create(b, loc, wType, conv.getWeight());
+  }
+  auto gemmType = RankedTensorType::get({n, m, p}, f32);
+  Value c = epilogue.residual ? exec::ViewOp::create(b, loc, gemmType, epilogue.residual).getResult() : Value();
+  auto gemm = exec::GemmOp::create(b, loc, gemmType, w, col, c, Value(), false, false, APFloat(1.0),
+                                   APFloat(c ? 1.0 : 0.0), nodeNames(loc), epilogue.clamp ? "relu" : "none");
+  last->getResult(0).replaceAllUsesWith(exec::ViewOp::create(b, loc, out, gemm.getResult()).getResult());
+  for (Operation *op : llvm::reverse(epilogue.ops))
+    op->erase();
+  SmallVector<Operation *> constants{conv.getWeight().getDefiningOp(),
+                                     conv.getBias() ? conv.getBias().getDefiningOp() : nullptr};
+  conv.erase();
+  // The folded weights replace the originals.
+  for (Operation *constant : constants)
+    if (constant && bias && constant->use_empty())
+      constant->erase();
+  return true;
+}
+
+/// lowerConvWithGemmEpilogue for every convolution that qualifies; runs
+/// before splitConvBias and the other fusion steps would take the bias and
+/// the ops after it into kernels.
+LogicalResult lowerConvolutionsWithGemmEpilogues(func::FuncOp func, ModuleOp module, int &counter) {
+  SmallVector<nn::ConvOp> convs;
+  func.walk([&](nn::ConvOp conv) { convs.push_back(conv); });
+  for (nn::ConvOp conv : convs)
+    if (failed(lowerConvWithGemmEpilogue(conv, module, counter)))
+      return failure();
+  return success();
+}
+
 /// A convolution without groups as im2col (a kernel, in the input's type) +
 /// one batched GEMM (weights [M, C*K] times col[n]; for a batch of images one
 /// GEMM over all columns and a transpose kernel) + a bias kernel: the GEMM
@@ -235,20 +413,12 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
   Type elem = in.getElementType();
   auto flatColType = RankedTensorType::get({n, ckk, p}, elem);
   Value col;
-  bool pointwise = llvm::all_of(w.getShape().drop_front(2), [](int64_t k) { return k == 1; }) &&
-                   llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
-                   llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
+  bool pointwise = readsInputAsColumns(conv);
   if (pointwise) {
     // A 1x1 convolution with stride 1 and no padding reads the input as is.
     col = exec::ViewOp::create(b, loc, flatColType, conv.getInput());
   }
-  // Small images (P <= 64 output positions: one GEMM per image would have a
-  // narrow N that the BLAS's tiles fill poorly, 77 GFLOP/s for 256x16x2304
-  // here) with a materialized im2col run as one GEMM over the columns of the
-  // whole batch (100 GFLOP/s for 256x512x2304), its [M, n, P] result
-  // transposed back to [n, M, P]. Larger images gain nothing from it and pay
-  // for the transpose.
-  bool wholeBatch = !pointwise && n > 1 && p <= 64;
+  bool wholeBatch = gemmOverWholeBatch(conv);
   if (!pointwise) {
     SmallVector<int64_t> colShape{in.getShape()[1]};
     for (int64_t k : w.getShape().drop_front(2))
@@ -323,7 +493,7 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
 /// `conv` as its direct kernel (after a kernel making the padded copy it
 /// reads, when it reads one), with `epilogue` folded in: the launch takes the
 /// place of the epilogue's last op.
-LogicalResult lowerDirectConvolution(nn::ConvOp conv, const DirectConvEpilogue &epilogue, ModuleOp module,
+LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue, ModuleOp module,
                                      int &counter) {
   Operation *last = epilogue.ops.empty() ? conv.getOperation() : epilogue.ops.back();
   if (!epilogue.ops.empty()) {
@@ -378,7 +548,7 @@ LogicalResult lowerDirectConvolutions(func::FuncOp func, ModuleOp module, int &c
       convs.push_back(conv);
   });
   for (nn::ConvOp conv : convs)
-    if (failed(lowerDirectConvolution(conv, fuse ? matchDirectConvEpilogue(conv) : DirectConvEpilogue{}, module,
+    if (failed(lowerDirectConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{}, module,
                                       counter)))
       return failure();
   return success();
@@ -866,6 +1036,9 @@ LogicalResult lowerNNToExec(ModuleOp module, const LoweringOptions &options) {
   for (auto func : entries) {
     computeLowPrecisionInF32(func, isLibraryContraction);
     if (options.cpuOnly && failed(lowerDirectConvolutions(func, module, counter, options.fuse)))
+      return failure();
+    if (!options.cpuOnly && options.fuse && options.gemmEpilogues &&
+        failed(lowerConvolutionsWithGemmEpilogues(func, module, counter)))
       return failure();
     if (options.fuse) {
       splitConvBias(func);

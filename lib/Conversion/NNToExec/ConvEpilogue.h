@@ -1,0 +1,33 @@
+#ifndef NNCC_LIB_CONVERSION_NNTOEXEC_CONVEPILOGUE_H
+#define NNCC_LIB_CONVERSION_NNTOEXEC_CONVEPILOGUE_H
+
+#include "dialects/NN/NNOps.h"
+
+#include <optional>
+#include <utility>
+
+namespace nncc {
+
+/// The ops after a convolution that its kernel or GEMM call applies itself,
+/// in ONNX order after the bias: the add of a residual of the output's shape,
+/// then a ReLU or a constant-bound Clip. Each one folded is a kernel fewer
+/// that would read and write the whole output again.
+struct ConvEpilogue {
+  mlir::Value residual;
+  /// [min, max]: a ReLU is [0, +inf].
+  std::optional<std::pair<double, double>> clamp;
+  /// The nn ops folded in, first to last.
+  llvm::SmallVector<mlir::Operation *, 2> ops;
+
+  /// A GEMM's library epilogue has ReLU but no Clip.
+  bool clampIsRelu() const;
+};
+
+/// The epilogue `conv` can fold: an nn.add of a same-typed value (the
+/// residual), then a ReLU or constant-bound Clip, each the only user of the
+/// value before it. Empty when nothing that qualifies follows.
+ConvEpilogue matchConvEpilogue(nn::ConvOp conv);
+
+} // namespace nncc
+
+#endif // NNCC_LIB_CONVERSION_NNTOEXEC_CONVEPILOGUE_H
