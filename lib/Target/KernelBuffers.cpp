@@ -16,11 +16,15 @@ namespace nncc {
 namespace {
 
 /// Kernel arguments are static, identity-layout memrefs (passed as bare
-/// pointers on every target).
+/// pointers on every target). A value computed in place through a slice
+/// (extract_slice, compute, insert_slice back) bufferizes to a copy of the
+/// subview onto an identical subview; cse and canonicalize merge the two
+/// and drop the self-copy, which would otherwise be a loop nest of its own
+/// (a GPU launch).
 constexpr const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries=1 "
     "function-boundary-type-conversion=identity-layout-map},"
-    "drop-equivalent-buffer-results";
+    "drop-equivalent-buffer-results,cse,canonicalize";
 /// Row kernels (layer norm, softmax, attention) are one scf.forall over rows:
 /// as scf.parallel it is the nest the CPU splits and the GPU maps to threads.
 constexpr const char *kLoopsPipeline =

@@ -310,10 +310,13 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
         PlanStep copy;
         copy.kind = NNCC_STEP_COPY;
         copy.name = step.name;
-        copy.args = {ref(gemm.getC()), ref(gemm.getOutput())};
+        copy.args = {c, out};
         entry.bytesMoved += 2 * copy.args[1].bytes;
         entry.steps.push_back(std::move(copy));
       }
+      // With an accumulator the call reads its output buffer before writing it.
+      if (gemm.getC())
+        entry.bytesMoved += out.bytes;
     } else {
       for (Value operand : op->getOperands())
         step.args.push_back(ref(operand));

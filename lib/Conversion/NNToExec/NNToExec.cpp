@@ -243,53 +243,41 @@ bool gemmOverWholeBatch(nn::ConvOp conv) {
   return !readsInputAsColumns(conv) && n > 1 && p <= 64;
 }
 
-/// im2col as col[n, row, q] (row: channel and kernel taps, q: output
+/// im2col as col[n, row, o...] (row: channel and kernel taps; o: output
 /// position) with one more row of ones at the end: a GEMM of the weights
-/// with the bias as their last column against it adds the bias.
+/// with the bias as their last column against it adds the bias. The rows
+/// before it are im2col's own loops (taps outside, unit-stride walks along
+/// input rows inside) over a view of them; decoding each row into channel
+/// and taps inside one loop nest instead ran 3.5x slower on the CPU.
 Value im2colWithOnesRow(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
-  auto in = cast<RankedTensorType>(x.getType());
+  auto colType = cast<RankedTensorType>(init.getType());
   auto w = cast<RankedTensorType>(conv.getWeight().getType());
-  auto out = cast<RankedTensorType>(conv.getType());
-  int64_t spatial = in.getRank() - 2, channels = in.getShape()[1];
-  int64_t onesRow = cast<RankedTensorType>(init.getType()).getShape()[1] - 1;
-  ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(), dilations = conv.getDilations();
-  SmallVector<utils::IteratorType> it(3, utils::IteratorType::parallel);
-  auto op = linalg::GenericOp::create(
-      b, loc, init.getType(), ValueRange{}, init, ArrayRef<AffineMap>{b.getMultiDimIdentityMap(3)}, it,
-      [&](OpBuilder &nb, Location l, ValueRange) {
-        auto idx = [&](int64_t v) { return indexConstant(nb, l, v); };
-        Value row = linalg::IndexOp::create(nb, l, 1), q = linalg::IndexOp::create(nb, l, 2);
-        // row = (c * K0 + k0) * K1 + k1 ...; q = o0 * O1 + o1 ...
-        SmallVector<Value> tap(spatial), pos(spatial);
-        Value rowRest = row, qRest = q;
-        for (int64_t d = spatial - 1; d >= 0; --d) {
-          tap[d] = arith::RemUIOp::create(nb, l, rowRest, idx(w.getShape()[2 + d]));
-          rowRest = arith::DivUIOp::create(nb, l, rowRest, idx(w.getShape()[2 + d]));
-          pos[d] = arith::RemUIOp::create(nb, l, qRest, idx(out.getShape()[2 + d]));
-          qRest = arith::DivUIOp::create(nb, l, qRest, idx(out.getShape()[2 + d]));
-        }
-        // The ones row decodes to channel C: clamped, its read is discarded.
-        SmallVector<Value> src{linalg::IndexOp::create(nb, l, 0), arith::MinUIOp::create(nb, l, rowRest, idx(channels - 1))};
-        Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
-        for (int64_t d = 0; d < spatial; ++d) {
-          Value i = arith::AddIOp::create(
-              nb, l, arith::SubIOp::create(nb, l, arith::MulIOp::create(nb, l, pos[d], idx(strides[d])), idx(pads[d])),
-              arith::MulIOp::create(nb, l, tap[d], idx(dilations[d])));
-          int64_t len = in.getShape()[2 + d];
-          valid = arith::AndIOp::create(
-              nb, l, valid,
-              arith::AndIOp::create(nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, idx(0)),
-                                    arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(len))));
-          src.push_back(arith::MinSIOp::create(nb, l, arith::MaxSIOp::create(nb, l, i, idx(0)), idx(len - 1)));
-        }
-        Type elem = in.getElementType();
-        Value v = arith::SelectOp::create(nb, l, valid, tensor::ExtractOp::create(nb, l, x, src),
-                                          arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, 0)));
-        Value isOnes = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, row, idx(onesRow));
-        linalg::YieldOp::create(
-            nb, l, ValueRange{arith::SelectOp::create(nb, l, isOnes, arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, 1)), v)});
-      });
-  return op.getResult(0);
+  int64_t rank = colType.getRank(), ckk = colType.getShape()[1] - 1;
+  SmallVector<OpFoldResult> zeros(rank, b.getIndexAttr(0)), unit(rank, b.getIndexAttr(1)), sizes;
+  for (int64_t d : colType.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  sizes[1] = b.getIndexAttr(ckk);
+  Value rows = tensor::ExtractSliceOp::create(b, loc, init, zeros, sizes, unit);
+  // [n, C*K..., o...] -> [n, C, K..., o...]
+  SmallVector<int64_t> expanded{colType.getShape()[0], w.getShape()[1]};
+  llvm::append_range(expanded, w.getShape().drop_front(2));
+  llvm::append_range(expanded, colType.getShape().drop_front(2));
+  SmallVector<ReassociationIndices> groups{{0}, {}};
+  for (int64_t d = 1; d < (int64_t)w.getRank(); ++d)
+    groups[1].push_back(d);
+  for (int64_t d = w.getRank(); d < (int64_t)expanded.size(); ++d)
+    groups.push_back({d});
+  Type elem = colType.getElementType();
+  Value unfolded = tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(expanded, elem), rows, groups);
+  Value col = im2col(b, loc, conv, x, unfolded, false);
+  col = tensor::CollapseShapeOp::create(b, loc, cast<RankedTensorType>(rows.getType()), col, groups);
+  Value result = tensor::InsertSliceOp::create(b, loc, col, init, zeros, sizes, unit);
+  SmallVector<OpFoldResult> onesAt(zeros), onesSizes(sizes);
+  onesAt[1] = b.getIndexAttr(ckk);
+  onesSizes[1] = b.getIndexAttr(1);
+  Value ones = tensor::ExtractSliceOp::create(b, loc, result, onesAt, onesSizes, unit);
+  ones = fill(b, loc, ones, arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 1)));
+  return tensor::InsertSliceOp::create(b, loc, ones, result, onesAt, onesSizes, unit);
 }
 
 /// The values of a constant f32 tensor, or nullopt.
@@ -347,14 +335,15 @@ FailureOr<bool> lowerConvWithGemmEpilogue(nn::ConvOp conv, ModuleOp module, int 
   if (pointwise) {
     col = exec::ViewOp::create(b, loc, RankedTensorType::get({n, ckk, p}, f32), conv.getInput());
   } else {
-    auto launch = outlineKernel(conv, module, counter, "im2col", conv.getInput(),
-                                RankedTensorType::get({n, rows, p}, f32),
+    SmallVector<int64_t> colShape{n, rows};
+    llvm::append_range(colShape, out.getShape().drop_front(2));
+    auto launch = outlineKernel(conv, module, counter, "im2col", conv.getInput(), RankedTensorType::get(colShape, f32),
                                 [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
                                   return SmallVector<Value>{im2colWithOnesRow(kb, loc, conv, args[0], inits[0])};
                                 });
     if (failed(launch))
       return failure();
-    col = launch->getResult(0);
+    col = exec::ViewOp::create(b, loc, RankedTensorType::get({n, rows, p}, f32), launch->getResult(0));
   }
   Value w;
   auto wType = RankedTensorType::get({m, rows}, f32);
