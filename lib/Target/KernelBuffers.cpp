@@ -16,15 +16,11 @@ namespace nncc {
 namespace {
 
 /// Kernel arguments are static, identity-layout memrefs (passed as bare
-/// pointers on every target). A value computed in place through a slice
-/// (extract_slice, compute, insert_slice back) bufferizes to a copy of the
-/// subview onto an identical subview; cse and canonicalize merge the two
-/// and drop the self-copy, which would otherwise be a loop nest of its own
-/// (a GPU launch).
+/// pointers on every target).
 constexpr const char *kBufferizePipeline =
     "one-shot-bufferize{bufferize-function-boundaries=1 "
     "function-boundary-type-conversion=identity-layout-map},"
-    "drop-equivalent-buffer-results,cse,canonicalize";
+    "drop-equivalent-buffer-results";
 /// Row kernels (layer norm, softmax, attention) are one scf.forall over rows:
 /// as scf.parallel it is the nest the CPU splits and the GPU maps to threads.
 constexpr const char *kLoopsPipeline =
@@ -92,6 +88,15 @@ SmallVector<ReassociationIndices> contiguousLoopGroups(linalg::GenericOp op) {
   // A diagonal (d0, d1, d1) or a window (d0 + d1) is no plain run of loops.
   if (!llvm::all_of(maps, [](AffineMap map) { return map.isProjectedPermutation(); }))
     return {};
+  // Each loop must cover the whole dim it indexes in every operand.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    ArrayRef<int64_t> shape = cast<MemRefType>(operand.get().getType()).getShape();
+    for (auto [i, result] : llvm::enumerate(map.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(result); dim && ranges[dim.getPosition()] != shape[i])
+        return {};
+  }
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<ReassociationIndices> groups{{0}};
   for (int64_t d = 1, e = op.getNumLoops(); d < e; ++d) {
@@ -121,7 +126,10 @@ void collapseContiguousLoops(ModuleOp module) {
       auto type = dyn_cast<MemRefType>(v.getType());
       return type && type.getLayout().isIdentity() && type.hasStaticShape();
     });
-    if (op.hasPureBufferSemantics() && wholeBuffers && op.getNumLoops() > 1 &&
+    // Windows (o*s + k) are no plain runs of loops even where dropping a unit
+    // dim leaves a bare k: its loop then covers less than the dim it indexes.
+    bool plainMaps = llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) { return map.isProjectedPermutation(); });
+    if (op.hasPureBufferSemantics() && wholeBuffers && plainMaps && op.getNumLoops() > 1 &&
         op.getBody()->getOps<linalg::IndexOp>().empty())
       ops.push_back(op);
   });
@@ -168,6 +176,32 @@ llvm::Error runPipeline(ModuleOp module, llvm::StringRef pipeline, llvm::StringR
   return llvm::Error::success();
 }
 
+/// `v` without collapse_shape(expand_shape(x)) pairs that give back x's
+/// type (row-major reshapes both: the pair is the identity).
+Value throughReshapePairs(Value v) {
+  while (auto collapse = v.getDefiningOp<memref::CollapseShapeOp>()) {
+    auto expand = collapse.getSrc().getDefiningOp<memref::ExpandShapeOp>();
+    if (!expand || expand.getSrc().getType() != collapse.getType())
+      break;
+    v = expand.getSrc();
+  }
+  return v;
+}
+
+/// True when `a` and `b` view the same elements the same way: one value, or
+/// static subviews of one buffer with equal offsets, sizes and strides.
+bool sameView(Value a, Value b) {
+  a = throughReshapePairs(a);
+  b = throughReshapePairs(b);
+  if (a == b)
+    return true;
+  auto sa = a.getDefiningOp<memref::SubViewOp>(), sb = b.getDefiningOp<memref::SubViewOp>();
+  return sa && sb && sa.getSource() == sb.getSource() && sa.getType() == sb.getType() &&
+         sa->getNumOperands() == 1 && sb->getNumOperands() == 1 &&
+         sa.getStaticOffsets() == sb.getStaticOffsets() && sa.getStaticSizes() == sb.getStaticSizes() &&
+         sa.getStaticStrides() == sb.getStaticStrides();
+}
+
 llvm::Expected<BufferizedKernels> bufferizeKernels(ModuleOp execModule) {
   BufferizedKernels result;
   result.module = ModuleOp::create(execModule.getLoc());
@@ -184,9 +218,14 @@ llvm::Expected<BufferizedKernels> bufferizeKernels(ModuleOp execModule) {
     return std::move(err);
   // memref.copy of strided views lowers to a call into MLIR's C runner
   // library, which modules do not link; as linalg.copy it becomes loops.
+  // A value computed in place through a slice (extract_slice, compute,
+  // insert_slice back) leaves a copy of a subview onto an identical subview:
+  // dropped, it is no loop nest (GPU launch) of its own.
   result.module->walk([&](memref::CopyOp copy) {
-    OpBuilder cb(copy);
-    linalg::CopyOp::create(cb, copy.getLoc(), copy.getSource(), copy.getTarget());
+    if (!sameView(copy.getSource(), copy.getTarget())) {
+      OpBuilder cb(copy);
+      linalg::CopyOp::create(cb, copy.getLoc(), copy.getSource(), copy.getTarget());
+    }
     copy.erase();
   });
   result.scratchBytes = hoistScratch(*result.module);

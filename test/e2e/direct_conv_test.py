@@ -10,7 +10,9 @@ checks that the case takes the path it names (a direct kernel: `vector.fma`
 in --emit=exec; otherwise im2col + GEMM or the generic loop kernel), runs it
 on seeded random inputs and compares with a float64 numpy convolution:
 max |out - ref| <= 1e-4 * max(1, max |ref|). The same case compiled for
-cpu + cuda:sm_90 must not use the direct kernel (GPUs keep im2col + cuBLASLt).
+cpu + cuda:sm_90 must not use the direct kernel (GPUs keep im2col + cuBLASLt),
+and its GPU plan (--emulate-gpu: the GPU thread mapping run on the CPU, with
+bias, residual and Relu on the GEMM call) must match the reference too.
 The cases with an epilogue (a residual Add of a second input of the output's
 shape, as either operand, then Relu or Clip(0, 6)) check that it is folded
 into the direct kernel: one launch besides the padded copy's.
@@ -29,7 +31,7 @@ from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
 
 # (name, direct?, n, cin, cout, h, w, kernel, pads [t, l, b, r], group, dilations, strides[, epilogue])
 # epilogue: "+"-joined steps after the Conv: residual (Add(conv, r)), residual_lhs (Add(r, conv)), relu,
-# clip6, clip_minus_inf.
+# clip6, clip_minus_inf; nobias (first) drops the Conv's bias.
 CASES = [
     ("3x3_pad1", True, 2, 8, 16, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
     ("7x7_wide_chunks", True, 1, 3, 32, 20, 57, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
@@ -60,6 +62,11 @@ CASES = [
     ("residual_lhs_folded_stride2", True, 1, 8, 16, 30, 40, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "residual_lhs"),
     ("residual_clip6_folded_depthwise", True, 2, 24, 24, 14, 14, 3, [1, 1, 1, 1], 24, [1, 1], [1, 1],
      "residual+clip6"),
+    # Without a bias the GPU plan's GEMM takes residual and Relu on plain im2col columns.
+    ("no_bias_residual_relu", True, 2, 8, 16, 20, 20, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1], "nobias+residual+relu"),
+    # One output position per image from a window narrower than the padded input: its im2col loops
+    # must not be collapsed as if they covered whole rows.
+    ("unit_output_strided_window", False, 2, 4, 6, 3, 2, 3, [0, 2, 0, 0], 1, [1, 1], [3, 3]),
 ]
 
 
@@ -90,9 +97,13 @@ def check(case, args, work, rng):
     want = reference_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), pads, group,
                           dilations, strides)
     steps = epilogue.split("+") if epilogue else []
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["y0"], name="conv", kernel_shape=[k, k], pads=pads,
-                              group=group, dilations=dilations, strides=strides)]
-    weights = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    with_bias = "nobias" not in steps
+    if not with_bias:
+        steps.remove("nobias")
+        want = want - b[None, :, None, None]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"] if with_bias else ["x", "w"], ["y0"], name="conv",
+                              kernel_shape=[k, k], pads=pads, group=group, dilations=dilations, strides=strides)]
+    weights = [numpy_helper.from_array(w, "w")] + ([numpy_helper.from_array(b, "b")] if with_bias else [])
     inputs = [("x", x)]
     for i, step in enumerate(steps):
         src, dst = f"y{i}", f"y{i + 1}"
@@ -119,7 +130,6 @@ def check(case, args, work, rng):
     model.ir_version = 8
     d = os.path.join(work, name)
     os.makedirs(os.path.join(d, "in"), exist_ok=True)
-    os.makedirs(os.path.join(d, "out"), exist_ok=True)
     path = os.path.join(d, "model.onnx")
     onnx.save(model, path)
     for i, (input_name, value) in enumerate(inputs):
@@ -135,20 +145,22 @@ def check(case, args, work, rng):
     gpu_ir = run([args.nncc, path, "--target=cpu,cuda:sm_90", "--emit=exec", "-o", "-"], "nncc --emit=exec")
     if "vector.fma" in gpu_ir:
         return False, f"{name}: FAIL a module with a CUDA target got a direct kernel"
-    so = os.path.join(d, "model.so")
-    run([args.nncc, path, "--target=cpu", "-o", so], "nncc")
-    run([args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir", os.path.join(d, "out")],
-        "nncc-run")
-    got = read_tensor(os.path.join(d, "out", "output_0.pb")).astype(np.float64)
-    if got.shape != want.shape:
-        return False, f"{name}: FAIL shape {list(got.shape)}, reference {list(want.shape)}"
-    with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity
-        err = float(np.max(np.abs(np.where(got == want, 0.0, got - want))))
     finite = want[np.isfinite(want)]
     bound = 1e-4 * max(1.0, float(np.max(np.abs(finite))) if finite.size else 1.0)
-    ok = err <= bound
-    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} {'direct' if direct else 'other '} max abs err {err:.2e} " \
-               f"(bound {bound:.2e})"
+    errors = {}
+    for plan, flag in (("cpu", "--target=cpu"), ("gpu-plan", "--emulate-gpu")):
+        so, out = os.path.join(d, f"{plan}.so"), os.path.join(d, f"out-{plan}")
+        os.makedirs(out, exist_ok=True)
+        run([args.nncc, path, flag, "-o", so], "nncc")
+        run([args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir", out], "nncc-run")
+        got = read_tensor(os.path.join(out, "output_0.pb")).astype(np.float64)
+        if got.shape != want.shape:
+            return False, f"{name}: FAIL {plan} shape {list(got.shape)}, reference {list(want.shape)}"
+        with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity
+            errors[plan] = float(np.max(np.abs(np.where(got == want, 0.0, got - want))))
+    ok = max(errors.values()) <= bound
+    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} {'direct' if direct else 'other '} max abs err " \
+               f"{errors['cpu']:.2e}, GPU plan {errors['gpu-plan']:.2e} (bound {bound:.2e})"
 
 
 def main():

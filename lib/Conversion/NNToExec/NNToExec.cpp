@@ -335,11 +335,18 @@ FailureOr<bool> lowerConvWithGemmEpilogue(nn::ConvOp conv, ModuleOp module, int 
   if (pointwise) {
     col = exec::ViewOp::create(b, loc, RankedTensorType::get({n, ckk, p}, f32), conv.getInput());
   } else {
-    SmallVector<int64_t> colShape{n, rows};
+    // [n, C*K... (+ the ones row), o...], or without a bias im2col's own
+    // [n, C, K..., o...].
+    SmallVector<int64_t> colShape{n};
+    if (bias)
+      colShape.push_back(rows);
+    else
+      llvm::append_range(colShape, cast<RankedTensorType>(conv.getWeight().getType()).getShape().drop_front(1));
     llvm::append_range(colShape, out.getShape().drop_front(2));
     auto launch = outlineKernel(conv, module, counter, "im2col", conv.getInput(), RankedTensorType::get(colShape, f32),
                                 [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                                  return SmallVector<Value>{im2colWithOnesRow(kb, loc, conv, args[0], inits[0])};
+                                  return SmallVector<Value>{bias ? im2colWithOnesRow(kb, loc, conv, args[0], inits[0])
+                                                                 : im2col(kb, loc, conv, args[0], inits[0], false)};
                                 });
     if (failed(launch))
       return failure();
