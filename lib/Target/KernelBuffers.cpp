@@ -128,7 +128,9 @@ void collapseContiguousLoops(ModuleOp module) {
     });
     // Windows (o*s + k) are no plain runs of loops even where dropping a unit
     // dim leaves a bare k: its loop then covers less than the dim it indexes.
-    bool plainMaps = llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) { return map.isProjectedPermutation(); });
+    // Broadcasts (c, 0, 0) are.
+    bool plainMaps = llvm::all_of(op.getIndexingMapsArray(),
+                                  [](AffineMap map) { return map.isProjectedPermutation(/*allowZeroInResults=*/true); });
     if (op.hasPureBufferSemantics() && wholeBuffers && plainMaps && op.getNumLoops() > 1 &&
         op.getBody()->getOps<linalg::IndexOp>().empty())
       ops.push_back(op);
