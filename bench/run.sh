@@ -41,4 +41,8 @@ CXX="${CXX:-c++}"; CC="${CC:-cc}"
 "$CC" -O2 -Wall "$ROOT/bench/sgemm.c" -ldl -o "$OUT/bin/sgemm"
 
 step "benchmark"
+# onnxruntime picks its GEMM kernels by CPU detection; so does OpenBLAS,
+# unless OPENBLAS_CORETYPE pins it (this workplace's environment sets Haswell,
+# which halves OpenBLAS's sgemm on AVX-512 machines: 104 vs 204 GFLOP/s).
+unset OPENBLAS_CORETYPE
 exec "$PYTHON" "$ROOT/bench/bench.py" --out "$OUT" --bin-dir "$OUT/bin" --build-dir "$BUILD_DIR" --started "$START" "$@"
