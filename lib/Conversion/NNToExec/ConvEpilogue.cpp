@@ -24,6 +24,24 @@ bool ConvEpilogue::clampIsRelu() const {
   return clamp && clamp->first == 0 && clamp->second == std::numeric_limits<double>::infinity();
 }
 
+void ConvEpilogue::moveConvToItsEnd(nn::ConvOp conv) const {
+  if (ops.empty())
+    return;
+  conv->moveBefore(ops.back());
+  SmallVector<Location> locs{conv.getLoc()};
+  for (Operation *op : ops)
+    locs.push_back(op->getLoc());
+  conv->setLoc(FusedLoc::get(conv.getContext(), locs));
+}
+
+void ConvEpilogue::replaceConvAndOps(nn::ConvOp conv, Value result) const {
+  Operation *last = ops.empty() ? conv.getOperation() : ops.back();
+  last->getResult(0).replaceAllUsesWith(result);
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  conv.erase();
+}
+
 ConvEpilogue matchConvEpilogue(nn::ConvOp conv) {
   ConvEpilogue epilogue;
   auto onlyUser = [](Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; };

@@ -21,6 +21,12 @@ struct ConvEpilogue {
 
   /// A GEMM's library epilogue has ReLU but no Clip.
   bool clampIsRelu() const;
+  /// Moves `conv` to just before the last folded op, where every operand
+  /// (the residual too) exists, and names all folded nodes in its location.
+  void moveConvToItsEnd(nn::ConvOp conv) const;
+  /// Replaces the last folded op's result (`conv`'s when none) with `result`
+  /// and erases the folded ops and `conv`.
+  void replaceConvAndOps(nn::ConvOp conv, mlir::Value result) const;
 };
 
 /// The epilogue `conv` can fold: an nn.add of a same-typed value (the

@@ -316,15 +316,7 @@ FailureOr<bool> lowerConvWithGemmEpilogue(nn::ConvOp conv, ModuleOp module, int 
   if ((epilogue.clamp && !epilogue.clampIsRelu()) || (!bias && epilogue.ops.empty()))
     return false;
 
-  Operation *last = epilogue.ops.empty() ? conv.getOperation() : epilogue.ops.back();
-  if (!epilogue.ops.empty()) {
-    // Where the last folded op was, every operand (the residual too) exists.
-    conv->moveBefore(last);
-    SmallVector<Location> locs{conv.getLoc()};
-    for (Operation *op : epilogue.ops)
-      locs.push_back(op->getLoc());
-    conv->setLoc(FusedLoc::get(conv.getContext(), locs));
-  }
+  epilogue.moveConvToItsEnd(conv);
   Location loc = conv.getLoc();
   OpBuilder b(conv);
   int64_t n = out.getShape()[0], m = out.getShape()[1];
@@ -369,12 +361,9 @@ FailureOr<bool> lowerConvWithGemmEpilogue(nn::ConvOp conv, ModuleOp module, int 
   Value c = epilogue.residual ? exec::ViewOp::create(b, loc, gemmType, epilogue.residual).getResult() : Value();
   auto gemm = exec::GemmOp::create(b, loc, gemmType, w, col, c, Value(), false, false, APFloat(1.0),
                                    APFloat(c ? 1.0 : 0.0), nodeNames(loc), epilogue.clamp ? "relu" : "none");
-  last->getResult(0).replaceAllUsesWith(exec::ViewOp::create(b, loc, out, gemm.getResult()).getResult());
-  for (Operation *op : llvm::reverse(epilogue.ops))
-    op->erase();
   SmallVector<Operation *> constants{conv.getWeight().getDefiningOp(),
                                      conv.getBias() ? conv.getBias().getDefiningOp() : nullptr};
-  conv.erase();
+  epilogue.replaceConvAndOps(conv, exec::ViewOp::create(b, loc, out, gemm.getResult()));
   // The folded weights replace the originals.
   for (Operation *constant : constants)
     if (constant && bias && constant->use_empty())
@@ -491,15 +480,7 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, ModuleOp module, int &counter, bo
 /// place of the epilogue's last op.
 LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue, ModuleOp module,
                                      int &counter) {
-  Operation *last = epilogue.ops.empty() ? conv.getOperation() : epilogue.ops.back();
-  if (!epilogue.ops.empty()) {
-    // Where the last folded op was, every operand (the residual too) exists.
-    conv->moveBefore(last);
-    SmallVector<Location> locs{conv.getLoc()};
-    for (Operation *op : epilogue.ops)
-      locs.push_back(op->getLoc());
-    conv->setLoc(FusedLoc::get(conv.getContext(), locs));
-  }
+  epilogue.moveConvToItsEnd(conv);
   Location loc = conv.getLoc();
   Value input = conv.getInput();
   if (readsInputCopy(conv)) {
@@ -526,10 +507,7 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
       });
   if (failed(launch))
     return failure();
-  last->getResult(0).replaceAllUsesWith(launch->getResult(0));
-  for (Operation *op : llvm::reverse(epilogue.ops))
-    op->erase();
-  conv.erase();
+  epilogue.replaceConvAndOps(conv, launch->getResult(0));
   return success();
 }
 
