@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define NNCC_MODULE_MAGIC 0x4E4E4343u /* "NNCC" */
-#define NNCC_MODULE_ABI_VERSION 2u
+#define NNCC_MODULE_ABI_VERSION 3u
 #define NNCC_MODULE_SYMBOL "nncc_module_get"
 
 /** Element types, numbered like ONNX's TensorProto.DataType. */
@@ -95,6 +95,15 @@ typedef struct nncc_step {
   const char *name;        /* the ONNX node name(s) this step computes, for profiles */
 } nncc_step;
 
+/** A run-time check one of an entry's kernels performs (an index in range):
+ * the kernel stores a nonzero int32 at arena byte `offset` when the check
+ * fails. The runtime zeroes every flag before a run and, after it, fails the
+ * run with `message` (which names the ONNX node) for each flag that is set. */
+typedef struct nncc_check {
+  const char *message;
+  int64_t offset; /* bytes into the entry's arena; 4-byte aligned */
+} nncc_check;
+
 /** A named entry point ("forward"; later also "train_step"...). */
 typedef struct nncc_entry {
   const char *name;
@@ -105,6 +114,8 @@ typedef struct nncc_entry {
   int64_t arena_bytes; /* bytes of scratch memory this entry needs */
   int32_t num_steps;
   const nncc_step *steps;
+  int32_t num_checks;
+  const nncc_check *checks;
 } nncc_entry;
 
 /** Host code of a kernel: args[i] is the i-th buffer of the step. */
@@ -164,6 +175,17 @@ typedef struct nncc_module {
    * the device's compute capability, else the newest PTX it can JIT). */
   int32_t num_gpu_images;
   const nncc_gpu_image *gpu_images;
+  /* Host code: the CPU it was compiled for ("x86-64-v3", or an LLVM CPU
+   * name) and the x86 features its instructions need, comma separated without
+   * '+' ("avx,avx2,fma,..."; the names of LLVM's X86 target). The runtime
+   * refuses the module when the machine lacks one. Both "" without host code. */
+  const char *cpu_name;
+  const char *cpu_features;
+  /* FNV-1a 64 over every table of the module but the weight blob (which has
+   * weights_checksum), in the canonical order of runtime/PlanChecksum.cpp
+   * and lib/Target/Plan.cpp's planChecksum: checked at load, before any
+   * count or index of the plan is trusted. */
+  uint64_t plan_checksum;
 } nncc_module;
 
 /** The one symbol a model.so exports. */

@@ -510,6 +510,13 @@ uint64_t weightsChecksum(const std::string &data) {
   return h;
 }
 
+uint64_t planChecksum(const ModulePlan &plan, const std::string &weightsFile) {
+  // TODO(issue 13): the canonical walk shared with runtime/PlanChecksum.cpp.
+  (void)plan;
+  (void)weightsFile;
+  return 0;
+}
+
 std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFile) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -568,6 +575,12 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
          << step.parallelExtent << ", " << cString(step.name) << "},\n";
     }
     os << "};\n";
+    if (!entry.checks.empty()) {
+      os << "static const nncc_check " << p << "_checks[] = {\n";
+      for (const PlanCheck &c : entry.checks)
+        os << "  {" << cString(c.message) << ", " << c.offset << "},\n";
+      os << "};\n";
+    }
   }
   os << "static const nncc_entry entries[] = {\n";
   for (size_t e = 0; e < plan.entries.size(); ++e) {
@@ -576,7 +589,8 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
     os << "  {" << cString(entry.name) << ", " << entry.inputs.size() << ", "
        << (entry.inputs.empty() ? "NULL" : p + "_in") << ", " << entry.outputs.size() << ", "
        << (entry.outputs.empty() ? "NULL" : p + "_out") << ", " << entry.arenaBytes << ", "
-       << entry.steps.size() << ", " << (entry.steps.empty() ? "NULL" : p + "_steps") << "},\n";
+       << entry.steps.size() << ", " << (entry.steps.empty() ? "NULL" : p + "_steps") << ", "
+       << entry.checks.size() << ", " << (entry.checks.empty() ? "NULL" : p + "_checks") << "},\n";
   }
   os << "};\n";
   for (size_t k = 0; k < plan.gpuLaunches.size(); ++k) {
@@ -624,7 +638,8 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
      << (weightsFile.empty() ? "NULL" : cString(weightsFile)) << ",\n"
      << "  " << w.data.size() << ", " << weightsChecksum(w.data) << "ull,\n"
      << "  " << plan.gpuImages.size() << ", " << (plan.gpuImages.empty() ? "NULL" : "gpu_images")
-     << ",\n};\n\n"
+     << ",\n  " << cString(plan.cpuName) << ", " << cString(llvm::join(plan.cpuFeatures, ","))
+     << ",\n  " << planChecksum(plan, weightsFile) << "ull,\n};\n\n"
      << "__attribute__((visibility(\"default\"))) const nncc_module *nncc_module_get(void) {\n"
      << "  return &module;\n}\n";
   return s;

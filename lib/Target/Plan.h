@@ -37,10 +37,18 @@ struct TensorDesc {
   std::vector<int64_t> dims;
 };
 
+/// A run-time check of an entry (mirrors nncc_check): a kernel sets the
+/// int32 flag at arena byte `offset` when it fails.
+struct PlanCheck {
+  std::string message;
+  int64_t offset = 0;
+};
+
 struct EntryPlan {
   std::string name;
   std::vector<TensorDesc> inputs, outputs;
   std::vector<PlanStep> steps;
+  std::vector<PlanCheck> checks;
   int64_t arenaBytes = 0;
   /// Sum of all arena buffers (what the arena would take without reuse).
   int64_t noReuseBytes = 0;
@@ -81,6 +89,10 @@ struct ModulePlan {
   /// CUDA target.
   std::vector<std::vector<GpuLaunch>> gpuLaunches;
   std::vector<GpuImage> gpuImages;
+  /// The CPU host code was compiled for and the features it needs (LLVM
+  /// X86 feature names, no '+'); empty without host code.
+  std::string cpuName;
+  std::vector<std::string> cpuFeatures;
 };
 
 /// Builds the plan from an exec-level module: one step per launch, GEMM or
@@ -107,6 +119,10 @@ buildPlan(mlir::ModuleOp execModule,
 /// `nncc_weights_blob`, or `weightsFile` when not empty; GPU image i is
 /// `nncc_gpu_ptx_<i>` and `nncc_gpu_cubin_<i>`).
 std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFile);
+
+/// FNV-1a 64 over every table of the plan but the weight blob, in the
+/// order runtime/PlanChecksum.cpp walks the emitted nncc_module.
+uint64_t planChecksum(const ModulePlan &plan, const std::string &weightsFile);
 
 /// FNV-1a 64 of the weight blob (checked by the runtime at load).
 uint64_t weightsChecksum(const std::string &data);
