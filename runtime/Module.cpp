@@ -2,6 +2,7 @@
 #include "Module.h"
 
 #include "DType.h"
+#include "cpu/CpuFeatures.h"
 
 #include <cerrno>
 #include <cstring>
@@ -135,6 +136,10 @@ Status Module::load(const char *path, Module **out) {
                        static_cast<unsigned long long>(abi.struct_size), sizeof(nncc_module)));
 
   Status s = m->verify();
+  // A module with GPU code may still run on a GPU of this machine: the CPU
+  // device refuses it then (CpuDevice), not the load.
+  if (s.isOk() && abi.num_gpu_images == 0)
+    s = checkHostCpu(abi);
   if (s.isOk())
     s = m->loadWeights();
   if (!s.isOk())

@@ -129,6 +129,14 @@ const char *nncc_module_producer(const nncc_module_handle *module) {
   return module ? unwrap(module)->producer() : "";
 }
 
+const char *nncc_module_cpu_name(const nncc_module_handle *module) {
+  return module && unwrap(module)->abi().cpu_name ? unwrap(module)->abi().cpu_name : "";
+}
+
+const char *nncc_module_cpu_features(const nncc_module_handle *module) {
+  return module && unwrap(module)->abi().cpu_features ? unwrap(module)->abi().cpu_features : "";
+}
+
 int32_t nncc_module_num_entries(const nncc_module_handle *module) {
   return module ? unwrap(module)->numEntries() : 0;
 }

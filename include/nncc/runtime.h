@@ -153,6 +153,13 @@ NNCC_RUNTIME_API void nncc_module_retain(nncc_module_handle *module);
 NNCC_RUNTIME_API void nncc_module_release(nncc_module_handle *module);
 /** The producer string the compiler recorded ("nncc 0.1.0"). */
 NNCC_RUNTIME_API const char *nncc_module_producer(const nncc_module_handle *module);
+
+/** The CPU the module's host code was compiled for (`nncc --cpu`:
+ * "x86-64-v3"...) and the x86 features it needs, comma separated; both ""
+ * without host code. A module whose features the machine lacks is refused by
+ * nncc_module_load (when it has no GPU code) or by a cpu session. */
+NNCC_RUNTIME_API const char *nncc_module_cpu_name(const nncc_module_handle *module);
+NNCC_RUNTIME_API const char *nncc_module_cpu_features(const nncc_module_handle *module);
 NNCC_RUNTIME_API int32_t nncc_module_num_entries(const nncc_module_handle *module);
 NNCC_RUNTIME_API nncc_status nncc_module_entry_info(const nncc_module_handle *module, int32_t index,
                                                     nncc_entry_info *out);

@@ -181,6 +181,9 @@ public:
   }
 
   std::string producer() const { return nncc_module_producer(handle()); }
+  /// The CPU the host code was compiled for and the features it needs.
+  std::string cpuName() const { return nncc_module_cpu_name(handle()); }
+  std::string cpuFeatures() const { return nncc_module_cpu_features(handle()); }
   nncc_module_handle *handle() const { return handle_.get(); }
 
 private:

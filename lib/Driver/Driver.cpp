@@ -1,5 +1,6 @@
 #include "lib/Driver/Driver.h"
 #include "lib/Support/Error.h"
+#include "lib/Support/PendingFile.h"
 
 #include "lib/Conversion/NNToExec/NNToExec.h"
 #include "lib/Target/GpuCodegen.h"
@@ -26,6 +27,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
@@ -250,6 +252,14 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     return r;
   };
 
+  bool sameFile = false;
+  if (!outputPath.empty() && outputPath != "-" && !llvm::sys::fs::equivalent(path, outputPath, sameFile) &&
+      sameFile)
+    return fail("-o '" + outputPath + "' is the input model; refusing to overwrite it");
+  // Before the import: a bad --cpu is reported before any work is done.
+  auto cpu = resolveCpuTarget(options.cpu);
+  if (!cpu)
+    return cpu.takeError();
   auto imported = timed("import", [&] { return importOnnxFile(context, path, options.import); });
   if (!imported)
     return imported.takeError();
@@ -361,6 +371,10 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   if (!plan)
     return plan.takeError();
   plan->hostKernels = targets.cpu;
+  if (targets.cpu) {
+    plan->cpuName = cpu->name;
+    plan->cpuFeatures = cpu->requiredFeatures;
+  }
   if (!targets.cudaArchs.empty()) {
     for (const std::string &kernel : plan->kernels) {
       const llvm::SmallVector<GpuLaunch> &launches = gpu.launches[kernel];
@@ -427,13 +441,20 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     return result;
   }
   if (options.emit == EmitKind::Object) {
-    if (auto err = timed("object", [&] { return emitHostObject(*llvmModule, outputPath); }))
+    auto object = PendingFile::create(outputPath);
+    if (!object)
+      return object.takeError();
+    if (auto err = timed("object", [&] { return emitHostObject(*llvmModule, object->tempPath(), *cpu); }))
+      return std::move(err);
+    if (auto err = object->commit())
       return std::move(err);
     return result;
   }
+  PackageOptions package = options.package;
+  package.cpu = *cpu;
   if (auto err = timed("link", [&] {
         return packageSharedLibrary(*plan, llvmModule ? *llvmModule : mlir::ModuleOp(), outputPath,
-                                    options.package);
+                                    package);
       }))
     return std::move(err);
   return result;

@@ -47,6 +47,10 @@ llvm::Error parseTargetOption(llvm::StringRef text, TargetOptions &out);
 struct CompileOptions {
   ImportOptions import;
   TargetOptions targets = defaultTargets();
+  /// The CPU host code is compiled for (`--cpu`, see resolveCpuTarget):
+  /// x86-64-v3 (AVX2, FMA) by default, which every x86-64 server of the
+  /// last decade runs; `native` for the build machine alone.
+  std::string cpu = "x86-64-v3";
   /// Host kernels run the GPU thread mapping, one thread after another
   /// (`--emulate-gpu`): checks the mapping on machines without a GPU.
   bool emulateGpu = false;

@@ -4,6 +4,7 @@
 #include "lib/Target/HostCodegen.h"
 #include "lib/Support/Error.h"
 
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -19,13 +20,9 @@
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Target/TargetOptions.h"
-#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 
@@ -183,6 +180,11 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(BufferizedKernels kernels) {
   OwningOpRef<ModuleOp> module = std::move(kernels.module);
   MLIRContext *ctx = module->getContext();
   OpBuilder b(ctx);
+  // bf16 arithmetic in f32, each result rounded back to bf16 (LLVM would
+  // promote it the same way, but through compiler-rt calls; see below).
+  if (auto err = runPipeline(*module, "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
+                             "bf16 emulation"))
+    return std::move(err);
   // Polynomial approximations of f32 transcendental functions vectorize;
   // libm calls (what the rest becomes) do not.
   {
@@ -192,6 +194,11 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(BufferizedKernels kernels) {
                                  "math.log1p", "math.log2"},
                                 name);
     });
+    // bf16 conversions as integer arithmetic: without AVX512-BF16, LLVM
+    // would call compiler-rt's __truncsfbf2, which the system's libgcc may
+    // lack (GCC 12's does), leaving model.so with an undefined symbol. The
+    // same rounding (to nearest even) on every CPU.
+    arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(*module, std::move(patterns))))
       return fail("internal error: math approximation did not converge");
   }
@@ -232,26 +239,20 @@ llvm::Expected<std::string> translateToLLVMIR(ModuleOp llvmModule) {
   return text;
 }
 
-llvm::Error emitHostObject(ModuleOp llvmModule, llvm::StringRef path) {
+llvm::Error emitHostObject(ModuleOp llvmModule, llvm::StringRef path, const CpuTarget &cpu) {
   registerBuiltinDialectTranslation(*llvmModule.getContext());
   registerLLVMDialectTranslation(*llvmModule.getContext());
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
   auto llvmIR = translateModuleToLLVMIR(llvmModule, llvmContext);
   if (!llvmIR)
     return fail("translation to LLVM IR failed");
 
-  std::string triple = llvm::sys::getDefaultTargetTriple();
-  std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
-  if (!target)
-    return fail("no LLVM target for " + triple + ": " + error);
-  llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(triple), llvm::sys::getHostCPUName(), "", options, llvm::Reloc::PIC_));
+  auto created = createHostTargetMachine(cpu);
+  if (!created)
+    return created.takeError();
+  std::unique_ptr<llvm::TargetMachine> machine = std::move(*created);
   llvmIR->setDataLayout(machine->createDataLayout());
-  llvmIR->setTargetTriple(llvm::Triple(triple));
+  llvmIR->setTargetTriple(machine->getTargetTriple());
 
   auto optimize = makeOptimizingTransformer(3, 0, machine.get());
   if (auto err = optimize(llvmIR.get()))

@@ -1,6 +1,7 @@
 #ifndef NNCC_LIB_TARGET_HOSTCODEGEN_H
 #define NNCC_LIB_TARGET_HOSTCODEGEN_H
 
+#include "lib/Target/CpuTarget.h"
 #include "lib/Target/KernelBuffers.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -30,9 +31,9 @@ llvm::Expected<LoweredKernels> lowerKernelsToLLVM(BufferizedKernels kernels);
 /// Translates an LLVM-dialect module to LLVM IR text (for --emit=llvm).
 llvm::Expected<std::string> translateToLLVMIR(mlir::ModuleOp llvmModule);
 
-/// Optimizes and compiles an LLVM-dialect module for the host CPU into an
-/// object file at `path`.
-llvm::Error emitHostObject(mlir::ModuleOp llvmModule, llvm::StringRef path);
+/// Optimizes and compiles an LLVM-dialect module for `cpu` into an object
+/// file at `path`.
+llvm::Error emitHostObject(mlir::ModuleOp llvmModule, llvm::StringRef path, const CpuTarget &cpu);
 
 } // namespace nncc
 

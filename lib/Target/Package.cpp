@@ -1,5 +1,6 @@
 #include "lib/Target/Package.h"
 #include "lib/Support/Error.h"
+#include "lib/Support/PendingFile.h"
 
 #include "lib/Target/HostCodegen.h"
 
@@ -11,6 +12,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <optional>
 
 #include "ModuleAbiText.inc"
 
@@ -24,12 +26,15 @@ llvm::Error writeFile(llvm::StringRef path, llvm::StringRef contents) {
     return fail("cannot write '" + path + "': " + ec.message());
   out << contents;
   out.close();
-  if (out.has_error())
-    return fail("cannot write '" + path + "': " + out.error().message());
+  if (out.has_error()) {
+    std::string why = out.error().message();
+    out.clear_error(); // else the stream's destructor aborts the compiler
+    return fail("cannot write '" + path + "': " + why);
+  }
   return llvm::Error::success();
 }
 
-std::string join(llvm::StringRef dir, llvm::StringRef name) {
+std::string pathIn(llvm::StringRef dir, llvm::StringRef name) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, name);
   return std::string(path);
@@ -52,17 +57,27 @@ llvm::Error packageSharedLibrary(const ModulePlan &plan, mlir::ModuleOp llvmKern
       llvm::sys::fs::remove_directories(dir);
   });
 
+  // Both outputs are written under temporary names and renamed only once
+  // the link succeeded, the weights first: the module names its weights file.
+  auto module = PendingFile::create(outputPath);
+  if (!module)
+    return module.takeError();
+  std::optional<PendingFile> weights;
   std::string weightsName;
   if (options.weightsFile) {
     weightsName = llvm::sys::path::filename(outputPath).str() + ".weights";
     llvm::SmallString<256> weightsPath(llvm::sys::path::parent_path(outputPath));
     llvm::sys::path::append(weightsPath, weightsName);
-    if (auto err = writeFile(weightsPath, plan.weights.data))
+    auto pending = PendingFile::create(weightsPath);
+    if (!pending)
+      return pending.takeError();
+    weights.emplace(std::move(*pending));
+    if (auto err = writeFile(weights->tempPath(), plan.weights.data))
       return err;
   }
-  std::string planC = join(dir, "plan.c"), kernelsO = join(dir, "kernels.o"),
-              blobsS = join(dir, "blobs.S"), exportsMap = join(dir, "exports.map");
-  if (auto err = writeFile(join(dir, "module_abi.h"), kModuleAbiHeader))
+  std::string planC = pathIn(dir, "plan.c"), kernelsO = pathIn(dir, "kernels.o"),
+              blobsS = pathIn(dir, "blobs.S"), exportsMap = pathIn(dir, "exports.map");
+  if (auto err = writeFile(pathIn(dir, "module_abi.h"), kModuleAbiHeader))
     return err;
   if (auto err = writeFile(planC, emitPlanSource(plan, weightsName)))
     return err;
@@ -73,9 +88,9 @@ llvm::Error packageSharedLibrary(const ModulePlan &plan, mlir::ModuleOp llvmKern
   if (!cc)
     return fail("no C compiler found to link the module (install gcc, or set NNCC_CC)");
   std::vector<std::string> args = {*cc, "-shared", "-fPIC", "-O1", "-fvisibility=hidden",
-                                   "-I" + std::string(dir), "-o", outputPath.str(), planC};
+                                   "-I" + std::string(dir), "-o", module->tempPath(), planC};
   if (llvmKernels) {
-    if (auto err = emitHostObject(llvmKernels, kernelsO))
+    if (auto err = emitHostObject(llvmKernels, kernelsO, options.cpu))
       return err;
     args.push_back(kernelsO);
   }
@@ -84,7 +99,7 @@ llvm::Error packageSharedLibrary(const ModulePlan &plan, mlir::ModuleOp llvmKern
   // terminates the PTX text.
   std::string asmText = "  .section .rodata\n";
   auto addBlob = [&](const std::string &symbol, const std::string &data) -> llvm::Error {
-    std::string path = join(dir, symbol + ".bin");
+    std::string path = pathIn(dir, symbol + ".bin");
     if (auto err = writeFile(path, data))
       return err;
     asmText += "  .balign 64\n  .globl " + symbol + "\n  .hidden " + symbol + "\n" + symbol +
@@ -106,8 +121,12 @@ llvm::Error packageSharedLibrary(const ModulePlan &plan, mlir::ModuleOp llvmKern
     return err;
   args.push_back(blobsS);
   args.push_back("-Wl,--version-script=" + exportsMap);
+  // Every symbol resolved at link time: a module that needs something beyond
+  // libc and libm (a compiler-rt builtin) fails here, not at dlopen on the
+  // user's machine.
+  args.push_back("-Wl,-z,defs");
   args.push_back("-lm");
-  std::string log = join(dir, "link.log");
+  std::string log = pathIn(dir, "link.log");
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
   std::string error;
@@ -119,7 +138,10 @@ llvm::Error packageSharedLibrary(const ModulePlan &plan, mlir::ModuleOp llvmKern
     return fail("linking '" + outputPath + "' with " + *cc + " failed" +
                 (error.empty() ? "" : ": " + error) + "\n" + output);
   }
-  return llvm::Error::success();
+  if (weights)
+    if (auto err = weights->commit())
+      return err;
+  return module->commit();
 }
 
 } // namespace nncc

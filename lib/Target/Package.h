@@ -1,6 +1,7 @@
 #ifndef NNCC_LIB_TARGET_PACKAGE_H
 #define NNCC_LIB_TARGET_PACKAGE_H
 
+#include "lib/Target/CpuTarget.h"
 #include "lib/Target/Plan.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -14,6 +15,8 @@ struct PackageOptions {
   bool weightsFile = false;
   /// Keep the intermediate files (plan.c, kernels.o ...) in this folder.
   std::string keepDir;
+  /// The CPU the kernels' host code is compiled for.
+  CpuTarget cpu;
 };
 
 /// Links `plan` and the kernels' host object into the shared library

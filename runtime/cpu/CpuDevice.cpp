@@ -2,6 +2,7 @@
 #include "CpuDevice.h"
 
 #include "../Profiler.h"
+#include "CpuFeatures.h"
 #include "CpuGemm.h"
 #include "ThreadPool.h"
 
@@ -73,6 +74,7 @@ private:
 
 Status CpuSession::init() {
   const nncc_module &m = module_.abi();
+  NNCC_RETURN_IF_ERROR(checkHostCpu(m).prefix("device cpu: module '" + module_.path() + "': "));
   // Kernels compiled only for other targets are caught here, not mid-run.
   for (int32_t e = 0; e < m.num_entries; ++e)
     for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {

@@ -1,6 +1,7 @@
 """What the end-to-end tests share: running the tools, reading their
 TensorProto outputs, and the work folder."""
 import os
+import re
 import subprocess
 import tempfile
 
@@ -9,11 +10,31 @@ from onnx import numpy_helper
 
 
 def run(cmd, what):
-    """Runs `cmd`; on a non-zero exit raises with `what`, the command and its output."""
+    """Runs `cmd`; on a non-zero exit raises with `what`, the command and its output.
+    A module nncc writes is checked by check_module_symbols."""
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{what} failed (exit {p.returncode}): {' '.join(cmd)}\n{p.stdout}")
+    if os.path.basename(cmd[0]) == "nncc" and "-o" in cmd and cmd[cmd.index("-o") + 1].endswith(".so"):
+        check_module_symbols(cmd[cmd.index("-o") + 1])
     return p.stdout
+
+
+def check_module_symbols(so):
+    """A model.so needs nothing beyond libc and libm: every undefined dynamic
+    symbol is versioned GLIBC (or weak), every DT_NEEDED libc or libm. A
+    compiler-rt builtin left undefined loads on one machine and not on
+    another."""
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", so], stdout=subprocess.PIPE,
+                               text=True, check=True).stdout.split("\n")
+    bad = [line.split()[-1] for line in undefined
+           if line.split() and line.split()[0] == "U" and "@GLIBC_" not in line]
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]",
+                        subprocess.run(["readelf", "-d", so], stdout=subprocess.PIPE, text=True,
+                                       check=True).stdout)
+    bad += [lib for lib in needed if not re.match(r"lib(c|m)\.so\.\d+$", lib)]
+    if bad:
+        raise RuntimeError(f"{so} needs symbols or libraries beyond libc/libm: {', '.join(bad)}")
 
 
 def read_tensor_proto(path):

@@ -89,7 +89,7 @@ def compile_and_run(args, work, name, model, feeds):
         with open(os.path.join(in_dir, f"input_{k}.pb"), "wb") as f:
             f.write(t.SerializeToString())
     so = os.path.join(case, "model.so")
-    run([args.nncc, path, "-o", so, "--target=cpu"], "nncc")
+    run([args.nncc, path, "-o", so, "--target=cpu", f"--cpu={args.cpu}"], "nncc")
     run([args.nncc_run, so, "--input-dir", in_dir, "--output-dir", out_dir], "nncc-run")
     return [read_tensor_proto(os.path.join(out_dir, f"output_{k}.pb")) for k in range(len(model.graph.output))]
 
@@ -219,6 +219,9 @@ def main():
     parser.add_argument("--nncc-run", required=True)
     parser.add_argument("--work-dir")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cpu", default="x86-64-v3",
+                        help="nncc --cpu: a level below the machine's shows modules that only "
+                             "load where they were built")
     args = parser.parse_args()
     work, tmp = work_folder(args.work_dir, "nncc-low-precision-")
     rng = np.random.default_rng(args.seed)

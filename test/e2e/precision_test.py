@@ -41,7 +41,8 @@ def compile_and_run(args, model_path, in_dir, case, precision):
     os.makedirs(out_dir, exist_ok=True)
     for f in os.listdir(out_dir):
         os.remove(os.path.join(out_dir, f))
-    run([args.nncc, model_path, "-o", so, "--target=cpu", f"--precision={precision}", f"--stats={stats_path}"],
+    run([args.nncc, model_path, "-o", so, "--target=cpu", f"--cpu={args.cpu}",
+         f"--precision={precision}", f"--stats={stats_path}"],
         "nncc")
     run([args.nncc_run, so, "--input-dir", in_dir, "--output-dir", out_dir], "nncc-run")
     n = len(onnx.load(model_path, load_external_data=False).graph.output)
@@ -94,6 +95,9 @@ def main():
     parser.add_argument("--work-dir", help="keep models, inputs and outputs here (default: a "
                                            "temporary folder, removed afterwards)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cpu", default="x86-64-v3",
+                        help="nncc --cpu: a level below the machine's shows modules that only "
+                             "load where they were built")
     args = parser.parse_args()
 
     work, tmp = work_folder(args.work_dir, "nncc-precision-")

@@ -33,6 +33,8 @@ const char kUsage[] =
     "                [--output-dir O] [--compare D] [--rtol R] [--atol A]\n"
     "                [--bench N] [--threads T] [--profile trace.json]\n"
     "\n"
+    "  --info          prints what the module holds (entries, CPU level and features, GPU\n"
+    "                  code) and exits; no inputs needed\n"
     "  --device D      device to run on (default cpu)\n"
     "  --entry NAME    entry point (default: the only one, or 'forward')\n"
     "  --input-dir D   reads D/input_K.pb, the K-th input of the entry\n"
@@ -51,6 +53,7 @@ struct Options {
   double rtol = 1e-3, atol = 1e-5;
   long bench = 0;
   int threads = 0;
+  bool info = false;
 };
 
 [[noreturn]] void usageError(const std::string &msg) {
@@ -81,6 +84,10 @@ Options parseArgs(int argc, char **argv) {
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
+    }
+    if (arg == "--info") {
+      o.info = true;
+      continue;
     }
     if (arg.compare(0, 2, "--") != 0) {
       if (!o.model.empty())
@@ -126,7 +133,7 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty())
     usageError("no module given");
-  if (o.inputDir.empty())
+  if (o.inputDir.empty() && !o.info)
     usageError("--input-dir is required");
   return o;
 }
@@ -230,8 +237,24 @@ void printProfile(const nncc::Module &module, const nncc::Session &session,
   }
 }
 
+/// --info: the module's contents, one fact per line.
+int printInfo(const nncc::Module &module, const std::string &path) {
+  std::printf("module: %s (%s)\n", path.c_str(), module.producer().c_str());
+  std::string cpu = module.cpuName();
+  std::printf("cpu: %s%s%s%s\n", cpu.empty() ? "no host code" : cpu.c_str(),
+              cpu.empty() ? "" : " (needs ", module.cpuFeatures().c_str(), cpu.empty() ? "" : ")");
+  std::printf("runs on: cpu %s, cuda %s\n", module.runsOn("cpu") ? "yes" : "no",
+              module.runsOn("cuda") ? "yes" : "no");
+  for (const nncc::EntryInfo &e : module.entries())
+    std::printf("entry %s: (%s) -> (%s), %d steps\n", e.name.c_str(), signature(e.inputs).c_str(),
+                signature(e.outputs).c_str(), e.numSteps);
+  return 0;
+}
+
 int run(const Options &o) {
   nncc::Module module = nncc::Module::load(o.model);
+  if (o.info)
+    return printInfo(module, o.model);
   nncc::EntryInfo entry = pickEntry(module, o.entry);
   nncc::SessionOptions sessionOptions{o.threads};
   if (!o.profile.empty())

@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <csignal>
 #include <vector>
 
 namespace cl = llvm::cl;
@@ -31,6 +32,12 @@ static cl::opt<std::string> targets(
     cl::desc("Code for these targets: cpu, cuda:sm_NN, comma-separated (default: cpu, plus "
              "cuda:sm_80,cuda:sm_90 when the CUDA toolkit's ptxas is found)"),
     cl::value_desc("LIST"));
+static cl::opt<std::string> cpu(
+    "cpu",
+    cl::desc("CPU the host code is compiled for: x86-64-v3 (default: AVX2+FMA), x86-64-v2, "
+             "x86-64-v4 (AVX-512), native (this machine only) or an LLVM CPU name; the module "
+             "records the features it needs and is refused where they are missing"),
+    cl::value_desc("LEVEL"), cl::init("x86-64-v3"));
 static cl::opt<bool> emulateGpu(
     "emulate-gpu",
     cl::desc("Testing: host kernels run the GPU thread mapping one thread at a time"));
@@ -75,6 +82,9 @@ static int fail(llvm::Error err) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG, reported
+  // like any other write error, instead of SIGXFSZ killing the compiler.
+  signal(SIGXFSZ, SIG_IGN);
   // LLVM owns a boolean -stats option, so --stats=FILE.json is taken out of
   // argv before the command line is parsed.
   std::string statsPath;
@@ -96,6 +106,7 @@ int main(int argc, char **argv) {
   options.package.weightsFile = weightsFile;
   options.package.keepDir = keepTemps;
   options.memoryBudget = memoryBudget;
+  options.cpu = cpu;
   options.plan.reuse = !noMemoryReuse;
   options.lowering.fuse = !noFusion;
   options.emulateGpu = emulateGpu;
@@ -123,6 +134,11 @@ int main(int argc, char **argv) {
   if (binary && output == "-")
     return fail(llvm::createStringError(llvm::inconvertibleErrorCode(),
                                         "-o needs a file for --emit=obj and --emit=so"));
+  if (memoryBudget < 0)
+    return fail(llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                        "--memory-budget: %lld is not a byte count (0: no limit)",
+                                        static_cast<long long>(memoryBudget.getValue())));
+
 
   // Progress lines only on a terminal, so pipes and logs stay clean.
   auto start = std::chrono::steady_clock::now();

@@ -1,0 +1,36 @@
+#ifndef NNCC_LIB_TARGET_CPUTARGET_H
+#define NNCC_LIB_TARGET_CPUTARGET_H
+
+#include "llvm/Support/Error.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nncc {
+
+/// The CPU host code is compiled for (`--cpu`). The module records `name`
+/// and `requiredFeatures`; the runtime refuses it on a machine lacking one.
+struct CpuTarget {
+  /// What the module reports: the level or LLVM CPU name ("x86-64-v3"), or
+  /// for `native` the build machine's CPU name.
+  std::string name = "x86-64-v3";
+  /// LLVM's subtarget feature string ("+avx2,-avx512f,..."): empty for a
+  /// named CPU, the build machine's exact features for `native`.
+  std::string llvmFeatures;
+  /// The ISA features of include/nncc/cpu_features.h the code may use.
+  std::vector<std::string> requiredFeatures;
+};
+
+/// Resolves `--cpu`: `native` (the build machine), `x86-64`, `x86-64-v2`,
+/// `x86-64-v3`, `x86-64-v4`, or any x86-64 CPU name LLVM knows (`znver3`,
+/// `sapphirerapids`...). An unknown name is an error listing the levels.
+llvm::Expected<CpuTarget> resolveCpuTarget(llvm::StringRef cpu);
+
+/// A target machine for `cpu` emitting position-independent code.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(const CpuTarget &cpu);
+
+} // namespace nncc
+
+#endif // NNCC_LIB_TARGET_CPUTARGET_H
