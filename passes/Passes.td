@@ -52,4 +52,19 @@ def AutocastPass : Pass<"nncc-autocast"> {
   let dependentDialects = ["nncc::nn::NNDialect"];
 }
 
+def InsertIndexChecksPass : Pass<"nncc-insert-index-checks", "mlir::ModuleOp"> {
+  let summary = "Run-time range checks of the indices of Gather and GatherElements";
+  let description = [{
+    The kernels clamp indices so that no read leaves its buffer; an index
+    outside [-n, n) of the gathered axis is still a wrong answer, which ONNX
+    runtimes report as an error. For every gather whose indices are not a
+    constant (constant indices are checked by the importer), each public
+    function gains an i32 result `reduce_max(idx < -n or idx >= n)` with the
+    result attribute `nncc.check` holding the message naming the ONNX node.
+    The planner keeps such results in the arena as nncc_check flags
+    (module_abi.h); the runtime fails the run with the message when one is set.
+  }];
+  let dependentDialects = ["nncc::nn::NNDialect", "mlir::func::FuncDialect"];
+}
+
 #endif // NNCC_PASSES

@@ -308,6 +308,12 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     if (op->getDialect() && mlir::isa<nn::NNDialect>(op->getDialect()) && !mlir::isa<nn::ConstantOp>(op))
       ++result.stats.opsBeforeFusion;
   });
+  {
+    mlir::PassManager pm(&context);
+    pm.addPass(createInsertIndexChecksPass());
+    if (auto err = timed("checks", [&] { return runPasses(pm, module, "index checks"); }))
+      return std::move(err);
+  }
   if (auto err = timed("exec", [&] {
         LoweringOptions lowering = options.lowering;
         // The plan a GPU runs (also when its thread mapping is emulated on

@@ -176,7 +176,12 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
     refs_[arg] = {NNCC_BUFFER_INPUT, (int32_t)i, 0, bytesOf(arg.getType())};
   }
   auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
+  // Results marked nncc.check (nncc-insert-index-checks) are run-time check
+  // flags: arena values live to the end of the run, not outputs.
+  auto checkOf = [&](unsigned i) { return func_.getResultAttrOfType<StringAttr>(i, "nncc.check"); };
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (checkOf(i))
+      continue;
     auto dtype = dtypeOf(v.getType());
     if (!dtype)
       return dtype.takeError();
@@ -190,7 +195,7 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     Value r = root(v);
     Operation *def = r.getDefiningOp();
-    if (def && isa<exec::LaunchOp, exec::GemmOp>(def) && !outputOf.count(r) &&
+    if (!checkOf(i) && def && isa<exec::LaunchOp, exec::GemmOp>(def) && !outputOf.count(r) &&
         bytesOf(r.getType()) == bytesOf(v.getType()))
       outputOf[r] = i;
   }
@@ -330,8 +335,19 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
       entry.bytesMoved += arg.bytes;
     entry.steps.push_back(std::move(step));
   }
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    StringAttr message = checkOf(i);
+    if (!message)
+      continue;
+    BufferRef flag = ref(v);
+    if (flag.kind != NNCC_BUFFER_ARENA || flag.bytes != 4)
+      return fail("internal error: the check '" + message.str() + "' is not an i32 computed by a step");
+    entry.checks.push_back({message.str(), flag.offset});
+  }
   // Outputs not written by a step (inputs, weights, views of those, repeats).
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (checkOf(i))
+      continue;
     BufferRef src = ref(v);
     if (src.kind == NNCC_BUFFER_OUTPUT && src.index == (int32_t)i)
       continue;
