@@ -12,6 +12,16 @@
 
 namespace nncc::rt {
 
+Status failedChecks(const nncc_entry &entry, const int32_t *flags) {
+  std::string failed;
+  for (int32_t c = 0; c < entry.num_checks; ++c)
+    if (flags[c] != 0)
+      failed += (failed.empty() ? "" : "; ") + std::string(entry.checks[c].message);
+  if (failed.empty())
+    return Status::ok();
+  return error(NNCC_ERROR_INVALID_INPUT, format("entry '%s': %s", entry.name, failed.c_str()));
+}
+
 Status parseDevice(const char *text, DeviceSpec *out) {
   if (!text)
     return error(NNCC_ERROR_INVALID_ARGUMENT, "device must not be NULL");

@@ -48,6 +48,11 @@ public:
                      Profiler *profiler) = 0;
 };
 
+/// The error of a run after which check flags are set (flags[c] is the int32
+/// of entry.checks[c], read back after the run), naming each failed check;
+/// ok when none is.
+Status failedChecks(const nncc_entry &entry, const int32_t *flags);
+
 /// Creates the device half of a session, or says why the device cannot run
 /// this module (unavailable device, kernels without code for it...).
 Status createDeviceSession(const Module &module, const DeviceSpec &device,

@@ -2,9 +2,11 @@
 #include "Module.h"
 
 #include "DType.h"
+#include "PlanChecksum.h"
 #include "cpu/CpuFeatures.h"
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -114,38 +116,61 @@ Status Module::load(const char *path, Module **out) {
   if (!sym)
     return fail(NNCC_ERROR_INVALID_MODULE,
                 "not an nncc module (it does not export '" NNCC_MODULE_SYMBOL "')");
+  // Every pointer of the module is checked against its own segments before
+  // it is followed: a corrupt file is an error, never a wild read or call.
+  ModuleMemory memory;
+  Status s = ModuleMemory::ofLibrary(m->dl_, &memory);
+  if (!s.isOk())
+    return fail(s.code(), s.message());
+  if (!memory.executable(sym))
+    return fail(NNCC_ERROR_INVALID_MODULE,
+                "corrupt module: '" NNCC_MODULE_SYMBOL "' is not code of the module");
   auto get = reinterpret_cast<nncc_module_get_fn>(sym);
   m->abi_ = get();
   if (!m->abi_)
     return fail(NNCC_ERROR_INVALID_MODULE, NNCC_MODULE_SYMBOL "() returned NULL");
 
-  const nncc_module &abi = *m->abi_;
-  if (abi.magic != NNCC_MODULE_MAGIC)
-    return fail(NNCC_ERROR_INVALID_MODULE,
-                format("bad module magic 0x%08x (expected 0x%08x)", abi.magic, NNCC_MODULE_MAGIC));
-  // Nothing past abi_version may be read before the version matches: the
-  // layout of the rest belongs to that version.
-  if (abi.abi_version != NNCC_MODULE_ABI_VERSION)
-    return fail(NNCC_ERROR_ABI_MISMATCH,
-                format("module ABI version %u, but this runtime (nncc %s) loads version %u; "
-                       "recompile the model with a matching nncc or use a matching runtime",
-                       abi.abi_version, NNCC_RUNTIME_VERSION, NNCC_MODULE_ABI_VERSION));
-  if (abi.struct_size < sizeof(nncc_module))
-    return fail(NNCC_ERROR_ABI_MISMATCH,
-                format("module struct is %llu bytes, this runtime expects at least %zu",
-                       static_cast<unsigned long long>(abi.struct_size), sizeof(nncc_module)));
-
-  Status s = m->verify();
+  s = m->verify(memory);
   // A module with GPU code may still run on a GPU of this machine: the CPU
   // device refuses it then (CpuDevice), not the load.
-  if (s.isOk() && abi.num_gpu_images == 0)
-    s = checkHostCpu(abi);
+  if (s.isOk() && m->abi_->num_gpu_images == 0)
+    s = checkHostCpu(*m->abi_);
   if (s.isOk())
     s = m->loadWeights();
   if (!s.isOk())
     return fail(s.code(), s.message());
   *out = m.release();
   return Status::ok();
+}
+
+Status Module::verify(const ModuleMemory &memory) {
+  // magic, abi_version and struct_size first: nothing past abi_version may be
+  // read before the version matches (the layout of the rest belongs to it).
+  if (!memory.contains(abi_, offsetof(nncc_module, struct_size) + sizeof(uint64_t)))
+    return error(NNCC_ERROR_INVALID_MODULE,
+                 NNCC_MODULE_SYMBOL "() returned a pointer outside the module");
+  const nncc_module &abi = *abi_;
+  if (abi.magic != NNCC_MODULE_MAGIC)
+    return error(NNCC_ERROR_INVALID_MODULE,
+                 format("bad module magic 0x%08x (expected 0x%08x)", abi.magic, NNCC_MODULE_MAGIC));
+  if (abi.abi_version != NNCC_MODULE_ABI_VERSION)
+    return error(NNCC_ERROR_ABI_MISMATCH,
+                 format("module ABI version %u, but this runtime (nncc %s) loads version %u; "
+                        "recompile the model with a matching nncc or use a matching runtime",
+                        abi.abi_version, NNCC_RUNTIME_VERSION, NNCC_MODULE_ABI_VERSION));
+  if (abi.struct_size < sizeof(nncc_module))
+    return error(NNCC_ERROR_ABI_MISMATCH,
+                 format("module struct is %llu bytes, this runtime expects at least %zu",
+                        static_cast<unsigned long long>(abi.struct_size), sizeof(nncc_module)));
+  uint64_t sum = 0;
+  NNCC_RETURN_IF_ERROR(planChecksum(abi, memory, &sum));
+  if (sum != abi.plan_checksum)
+    return error(NNCC_ERROR_INVALID_MODULE,
+                 format("plan checksum mismatch (the tables hash to 0x%016llx, the module "
+                        "records 0x%016llx): the module is corrupt",
+                        static_cast<unsigned long long>(sum),
+                        static_cast<unsigned long long>(abi.plan_checksum)));
+  return verifyPlan(abi, &plan_);
 }
 
 Status Module::loadWeights() {

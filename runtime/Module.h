@@ -9,6 +9,8 @@
 #ifndef NNCC_RUNTIME_MODULE_H
 #define NNCC_RUNTIME_MODULE_H
 
+#include "ModuleVerifier.h"
+#include "PlanChecksum.h"
 #include "Status.h"
 #include "nncc/module_abi.h"
 
@@ -50,11 +52,11 @@ public:
   /// "'forward', 'train_step'" for error messages.
   std::string entryNames() const;
   /// Largest arena_bytes over all entries (a session's one arena).
-  int64_t maxArenaBytes() const { return maxArenaBytes_; }
+  int64_t maxArenaBytes() const { return plan_.maxArenaBytes; }
 
   /// Byte sizes of an entry's inputs/outputs (checked against overflow at load).
-  int64_t inputBytes(int32_t e, int32_t i) const { return ioBytes_[e].inputs[i]; }
-  int64_t outputBytes(int32_t e, int32_t i) const { return ioBytes_[e].outputs[i]; }
+  int64_t inputBytes(int32_t e, int32_t i) const { return plan_.io[e].inputs[i]; }
+  int64_t outputBytes(int32_t e, int32_t i) const { return plan_.io[e].outputs[i]; }
 
   /// Start of the weight blob (nullptr when the module has no weights).
   const uint8_t *weights() const { return weights_; }
@@ -74,11 +76,9 @@ private:
   Module &operator=(const Module &) = delete;
 
   Status loadWeights();
-  Status verify();
-
-  struct IOBytes {
-    std::vector<int64_t> inputs, outputs;
-  };
+  /// Checks the struct, the tables' bounds (in `memory`, the module's
+  /// segments) and checksum, then verifyPlan.
+  Status verify(const ModuleMemory &memory);
 
   std::atomic<int> refs_{1};
   std::string path_;
@@ -87,8 +87,7 @@ private:
   const uint8_t *weights_ = nullptr;
   void *map_ = nullptr; // mmapped weights file
   size_t mapBytes_ = 0;
-  int64_t maxArenaBytes_ = 0;
-  std::vector<IOBytes> ioBytes_;
+  VerifiedPlan plan_;
   mutable std::mutex deviceStateMutex_;
   mutable std::map<std::string, std::unique_ptr<ModuleDeviceState>> deviceStates_;
 };

@@ -6,9 +6,10 @@
 // naming the entry and step instead of a wild write at run time.
 //
 //===----------------------------------------------------------------------===//
+#include "ModuleVerifier.h"
+
 #include "DType.h"
 #include "GemmParams.h"
-#include "Module.h"
 
 #include <climits>
 #include <cstring>
@@ -19,6 +20,9 @@ namespace nncc::rt {
 namespace {
 
 constexpr int32_t kMaxRank = 64;
+/// Beyond any device's memory; keeps size arithmetic (alignment, staging)
+/// far from overflow.
+constexpr int64_t kMaxArenaBytes = int64_t(1) << 52;
 
 bool validCount(int32_t n, const void *p) { return n >= 0 && (n == 0 || p != nullptr); }
 
@@ -71,6 +75,12 @@ Status verifyKernel(int32_t k, const nncc_kernel &kernel) {
     if (threads > 1024)
       return invalid(wl + format(" ('%s') has a block of %llu threads (at most 1024)", g.function,
                                  static_cast<unsigned long long>(threads)));
+    // CUDA's limits on every GPU so far.
+    if (g.grid[0] > 2147483647u || g.grid[1] > 65535 || g.grid[2] > 65535 || g.block[2] > 64)
+      return invalid(wl + format(" ('%s') has a grid %ux%ux%u or block %ux%ux%u beyond CUDA's "
+                                 "limits (2^31-1 x 65535 x 65535, z of a block at most 64)",
+                                 g.function, g.grid[0], g.grid[1], g.grid[2], g.block[0],
+                                 g.block[1], g.block[2]));
   }
   return Status::ok();
 }
@@ -155,8 +165,7 @@ Status verifyGemm(const std::string &where, const nncc_step &st) {
 
 } // namespace
 
-Status Module::verify() {
-  const nncc_module &m = *abi_;
+Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
   if (!validCount(m.num_entries, m.entries) || !validCount(m.num_kernels, m.kernels) ||
       !validCount(m.num_weights, m.weights))
     return invalid("invalid entry, kernel or weight table");
@@ -185,8 +194,12 @@ Status Module::verify() {
                             static_cast<long long>(m.weights_bytes)));
   }
 
+  // The runtime does not know a kernel's arity: every step calling a kernel
+  // must pass the same number of args (a kernel reads exactly that many).
+  std::vector<int32_t> kernelArgs(static_cast<size_t>(m.num_kernels), -1);
   std::set<std::string> entryNames;
-  ioBytes_.resize(static_cast<size_t>(m.num_entries));
+  std::vector<VerifiedPlan::IOBytes> ioBytes(static_cast<size_t>(m.num_entries));
+  int64_t maxArenaBytes = 0;
   for (int32_t e = 0; e < m.num_entries; ++e) {
     const nncc_entry &entry = m.entries[e];
     if (!entry.name)
@@ -196,14 +209,26 @@ Status Module::verify() {
       return invalid(en + " appears twice");
     if (!validCount(entry.num_inputs, entry.inputs) ||
         !validCount(entry.num_outputs, entry.outputs) ||
-        !validCount(entry.num_steps, entry.steps) || entry.arena_bytes < 0)
+        !validCount(entry.num_steps, entry.steps) ||
+        !validCount(entry.num_checks, entry.checks) || entry.arena_bytes < 0 ||
+        entry.arena_bytes > kMaxArenaBytes)
       return invalid(en + " has invalid tables or arena size");
-    IOBytes &io = ioBytes_[e];
+    VerifiedPlan::IOBytes &io = ioBytes[e];
     NNCC_RETURN_IF_ERROR(verifyDescs(en + " input", entry.num_inputs, entry.inputs, &io.inputs));
     NNCC_RETURN_IF_ERROR(
         verifyDescs(en + " output", entry.num_outputs, entry.outputs, &io.outputs));
-    if (entry.arena_bytes > maxArenaBytes_)
-      maxArenaBytes_ = entry.arena_bytes;
+    if (entry.arena_bytes > maxArenaBytes)
+      maxArenaBytes = entry.arena_bytes;
+    for (int32_t c = 0; c < entry.num_checks; ++c) {
+      const nncc_check &check = entry.checks[c];
+      if (!check.message)
+        return invalid(en + " check " + std::to_string(c) + " has no message");
+      if (check.offset < 0 || check.offset % 4 != 0 || check.offset > entry.arena_bytes - 4)
+        return invalid(en + format(" check %d ('%s'): flag at arena offset %lld is not an "
+                                   "aligned int32 inside the %lld-byte arena",
+                                   c, check.message, static_cast<long long>(check.offset),
+                                   static_cast<long long>(entry.arena_bytes)));
+    }
 
     for (int32_t s = 0; s < entry.num_steps; ++s) {
       const nncc_step &st = entry.steps[s];
@@ -272,6 +297,11 @@ Status Module::verify() {
                                         st.kernel, m.num_kernels));
         if (st.parallel_extent < 0)
           return invalid(where + "negative parallel extent");
+        if (kernelArgs[st.kernel] >= 0 && kernelArgs[st.kernel] != st.num_args)
+          return invalid(where + format("kernel '%s' called with %d args, elsewhere with %d",
+                                        m.kernels[st.kernel].name, st.num_args,
+                                        kernelArgs[st.kernel]));
+        kernelArgs[st.kernel] = st.num_args;
         break;
       case NNCC_STEP_GEMM:
         NNCC_RETURN_IF_ERROR(verifyGemm(where, st));
@@ -291,6 +321,8 @@ Status Module::verify() {
       }
     }
   }
+  out->io = std::move(ioBytes);
+  out->maxArenaBytes = maxArenaBytes;
   return Status::ok();
 }
 

@@ -283,10 +283,9 @@ nncc_status nncc_session_set_profiling(nncc_session *session, int32_t enabled) {
   return guarded([&]() -> Status {
     if (!session)
       return nullArgument("nncc_session_set_profiling");
-    nncc::rt::Profiler *p = unwrap(session)->profiler();
-    if (!p)
+    if (!unwrap(session)->profiler())
       return notProfiling();
-    p->setEnabled(enabled != 0);
+    unwrap(session)->setProfiling(enabled != 0);
     return Status::ok();
   });
 }
@@ -308,7 +307,7 @@ nncc_status nncc_session_profile_stats(const nncc_session *session, int32_t entr
       return Status(NNCC_ERROR_NOT_FOUND,
                     nncc::rt::format("step %d out of range (entry '%s' has %d steps)", step,
                                      m.entry(entry).name, m.entry(entry).num_steps));
-    nncc::rt::Profiler::Stat st = s.profiler()->stats(entry, step);
+    nncc::rt::Profiler::Stat st = s.profileStats(entry, step);
     *out = nncc_profile_stats{st.calls, st.totalNs, st.minNs, st.maxNs};
     return Status::ok();
   });

@@ -157,8 +157,19 @@ Status Session::bind(const char *what, const nncc_entry &entry, int32_t count,
   return Status::ok();
 }
 
+void Session::setProfiling(bool on) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  profiler_->setEnabled(on);
+}
+
+Profiler::Stat Session::profileStats(int32_t entry, int32_t step) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return profiler_->stats(entry, step);
+}
+
 Status Session::run(const char *entryName, const nncc_tensor *inputs, int32_t numInputs,
                     nncc_tensor *outputs, int32_t numOutputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (!entryName)
     return error(NNCC_ERROR_INVALID_ARGUMENT, "entry name must not be NULL");
   int32_t e = module_->findEntry(entryName);

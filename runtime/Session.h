@@ -3,7 +3,9 @@
 // The device-independent half of a session: it holds a module reference,
 // checks every run's tensors against the entry's signature, allocates the
 // outputs a caller asks the runtime for, and hands the run to its
-// DeviceSession. Used by one thread at a time.
+// DeviceSession. Any number of threads may call it: runs (and the profiler
+// calls) are serialized by one mutex, since the arena, the per-run scratch and
+// the device session hold one run's state.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_RUNTIME_SESSION_H
@@ -11,6 +13,8 @@
 
 #include "Device.h"
 #include "Profiler.h"
+
+#include <mutex>
 
 namespace nncc::rt {
 
@@ -28,7 +32,11 @@ public:
              nncc_tensor *outputs, int32_t numOutputs);
 
   /// The session's profiler, or nullptr when it does not profile.
-  Profiler *profiler() const { return profiler_.get(); }
+  const Profiler *profiler() const { return profiler_.get(); }
+  /// Turns the profiler on or off between runs (it must exist).
+  void setProfiling(bool on);
+  /// Profiler::stats, taken between runs (the profiler must exist).
+  Profiler::Stat profileStats(int32_t entry, int32_t step) const;
   const Module &module() const { return *module_; }
 
 private:
@@ -37,6 +45,8 @@ private:
               const nncc_tensor_desc *descs, const nncc_tensor *given, int32_t numGiven,
               int32_t *slotOf);
 
+  /// Held for a whole run: one run at a time uses the state below.
+  mutable std::mutex mutex_;
   Module *module_ = nullptr;
   std::string deviceName_;
   std::unique_ptr<DeviceSession> device_;

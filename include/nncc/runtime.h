@@ -12,10 +12,11 @@
  * Thread safety:
  *  - A module is immutable after nncc_module_load and reference counted: any
  *    number of threads and sessions may use it at once.
- *  - A session is used by one thread at a time (nncc_session_run is not
- *    reentrant on the same session; different sessions run concurrently).
- *    Run N sessions for N concurrent requests; they share the module's
- *    weights.
+ *  - A session may be shared by threads: calls of nncc_session_run on one
+ *    session are serialized (a call waits until the running one returns, as
+ *    they share the session's arena), so they are safe but not concurrent.
+ *    Different sessions run concurrently: open N sessions for N concurrent
+ *    requests; they share the module's weights.
  *
  * Memory:
  *  - Inputs are caller memory, read in place without a copy; it must stay

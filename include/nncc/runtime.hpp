@@ -12,7 +12,7 @@
 // without breaking programs built against this header.
 //
 // Thread safety as in runtime.h: Module is shared by any number of sessions
-// and threads; a Session is used by one thread at a time.
+// and threads; a Session may be shared by threads, its runs are serialized.
 #ifndef NNCC_RUNTIME_HPP
 #define NNCC_RUNTIME_HPP
 
@@ -257,10 +257,13 @@ class Tensor {
 public:
   Tensor() = default;
 
-  /// A new zero-filled, 64-byte aligned tensor.
+  /// A new zero-filled, 64-byte aligned tensor. Throws Error
+  /// (NNCC_ERROR_INVALID_ARGUMENT) for a negative dim, an unknown dtype or a
+  /// size that does not fit in memory (the product overflowing would else
+  /// allocate a small buffer that runs then write past).
   static Tensor empty(DType dtype, std::vector<int64_t> dims) {
     Tensor t(nullptr, dtype, std::move(dims));
-    size_t bytes = t.bytes();
+    size_t bytes = t.checkedBytes();
     size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
     void *p = std::aligned_alloc(64, rounded);
     if (!p)
@@ -317,6 +320,33 @@ private:
   Tensor(void *data, DType dtype, std::vector<int64_t> dims)
       : data_(data), dtype_(dtype), dims_(std::move(dims)) {}
 
+  /// bytes(), or Error when the shape has no valid size (at most 2^62 bytes:
+  /// no machine has more, and rounding it up cannot overflow).
+  size_t checkedBytes() const {
+    constexpr uint64_t kMaxBytes = uint64_t(1) << 62;
+    auto invalid = [&](const char *why) {
+      return Error(NNCC_ERROR_INVALID_ARGUMENT,
+                   "Tensor::empty(" + typeString() + "): " + why);
+    };
+    uint64_t bytes = dtypeSize(dtype_);
+    if (bytes == 0)
+      throw invalid("unknown element type");
+    bool none = false;
+    for (int64_t d : dims_) {
+      if (d < 0)
+        throw invalid("negative dimension");
+      none |= d == 0;
+    }
+    if (none)
+      return 0;
+    for (int64_t d : dims_) {
+      if (bytes > kMaxBytes / static_cast<uint64_t>(d))
+        throw invalid("more than 2^62 bytes");
+      bytes *= static_cast<uint64_t>(d);
+    }
+    return static_cast<size_t>(bytes);
+  }
+
   template <typename T> void checkType() const {
     if (onDevice_)
       throw Error(NNCC_ERROR_INVALID_ARGUMENT,
@@ -343,8 +373,8 @@ private:
 using TensorMap = std::map<std::string, Tensor>;
 
 /// A module opened on a device: owns the arena (allocated here, once) and
-/// the CPU thread pool. Use from one thread at a time; open one session per
-/// concurrent caller (they share the module's weights). Move-only.
+/// the CPU thread pool. Threads may share it (their runs take turns); open one
+/// session per concurrent caller (they share the module's weights). Move-only.
 class Session {
 public:
   Session(const Module &module, const Device &device = Device::cpu(),

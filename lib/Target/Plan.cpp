@@ -14,6 +14,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include "nncc/module_abi.h"
+#include "nncc/plan_hash.h"
 
 #include <algorithm>
 #include <climits>
@@ -24,6 +25,8 @@ namespace nncc {
 namespace {
 
 constexpr int64_t kAlignment = 64;
+/// nncc_module.producer of every module.
+constexpr const char *kProducer = "nncc 0.1";
 int64_t alignUp(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
 
 llvm::Expected<int32_t> dtypeOf(Type type) {
@@ -528,10 +531,99 @@ uint64_t weightsChecksum(const std::string &data) {
 }
 
 uint64_t planChecksum(const ModulePlan &plan, const std::string &weightsFile) {
-  // TODO(issue 13): the canonical walk shared with runtime/PlanChecksum.cpp.
-  (void)plan;
-  (void)weightsFile;
-  return 0;
+  // The order and encoding of runtime/PlanChecksum.cpp's walk of the emitted
+  // nncc_module, value for value.
+  PlanHash h;
+  // Strings are emitted as C literals, which end at a NUL a name may hold.
+  auto str = [&](llvm::StringRef s) {
+    s = s.take_until([](char c) { return c == '\0'; });
+    h.string(s.data(), s.size());
+  };
+  auto descs = [&](const std::vector<TensorDesc> &ds) {
+    h.integer(ds.size());
+    for (const TensorDesc &d : ds) {
+      str(d.name);
+      h.integer(d.dtype);
+      h.integer(d.dims.size());
+      for (int64_t dim : d.dims)
+        h.integer(dim);
+    }
+  };
+  str(kProducer);
+  h.integer(plan.entries.size());
+  for (const EntryPlan &entry : plan.entries) {
+    str(entry.name);
+    descs(entry.inputs);
+    descs(entry.outputs);
+    h.integer(entry.arenaBytes);
+    h.integer(entry.steps.size());
+    for (const PlanStep &step : entry.steps) {
+      h.integer(step.kind);
+      h.integer(step.kernel);
+      h.integer(step.args.size());
+      for (const BufferRef &a : step.args) {
+        h.integer(a.kind);
+        h.integer(a.index);
+        h.integer(a.offset);
+        h.integer(a.bytes);
+      }
+      h.integer(step.iparams.size());
+      for (int64_t v : step.iparams)
+        h.integer(v);
+      h.integer(step.fparams.size());
+      for (double v : step.fparams)
+        h.real(v);
+      h.integer(step.parallelExtent);
+      str(step.name);
+    }
+    h.integer(entry.checks.size());
+    for (const PlanCheck &c : entry.checks) {
+      str(c.message);
+      h.integer(c.offset);
+    }
+  }
+  h.integer(plan.kernels.size());
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    str(plan.kernels[k]);
+    h.integer(plan.hostKernels);
+    const std::vector<GpuLaunch> none;
+    const std::vector<GpuLaunch> &launches =
+        k < plan.gpuLaunches.size() ? plan.gpuLaunches[k] : none;
+    h.integer(launches.size());
+    for (const GpuLaunch &l : launches) {
+      str(l.function);
+      for (uint32_t v : l.grid)
+        h.integer(v);
+      for (uint32_t v : l.block)
+        h.integer(v);
+      h.integer(0); // shared_bytes
+    }
+  }
+  const WeightBlob &w = plan.weights;
+  h.integer(w.names.size());
+  for (size_t i = 0; i < w.names.size(); ++i) {
+    str(w.names[i]);
+    h.integer(w.offsets[i]);
+    h.integer(w.sizes[i]);
+  }
+  h.integer(weightsFile.empty()); // the blob is embedded
+  if (weightsFile.empty())
+    h.absent();
+  else
+    str(weightsFile);
+  h.integer(w.data.size());
+  h.integer(static_cast<int64_t>(weightsChecksum(w.data)));
+  h.integer(plan.gpuImages.size());
+  for (const GpuImage &image : plan.gpuImages) {
+    str(image.arch);
+    str(image.ptx);
+    h.integer(image.cubin.size());
+    h.integer(!image.cubin.empty());
+    h.bytes(image.cubin.data(), image.cubin.size());
+  }
+  str(plan.cpuName);
+  str(llvm::join(plan.cpuFeatures, ","));
+  return h.value();
 }
 
 std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFile) {
@@ -647,7 +739,8 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
     os << "};\n";
   }
   os << "static const nncc_module module = {\n"
-     << "  NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module), \"nncc 0.1\",\n"
+     << "  NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module), " << cString(kProducer)
+     << ",\n"
      << "  " << plan.entries.size() << ", entries,\n"
      << "  " << plan.kernels.size() << ", " << (plan.kernels.empty() ? "NULL" : "kernels") << ",\n"
      << "  " << w.names.size() << ", " << (w.names.empty() ? "NULL" : "weights") << ",\n"

@@ -70,6 +70,7 @@ private:
   int64_t allocated_ = 0;
   std::vector<EntryPlan> plans_;
   CpuGemm gemm_; // f32 scratch of the f16/bf16/epilogue GEMMs
+  std::vector<int32_t> flags_; // the run's check flags, read back
 };
 
 Status CpuSession::init() {
@@ -139,7 +140,19 @@ Status CpuSession::run(int32_t e, const void *const *inputs, void *const *output
     plan.args[pt.slot] = base ? const_cast<uint8_t *>(static_cast<const uint8_t *>(base) + pt.offset)
                               : nullptr;
   }
-  return profiler ? runSteps<true>(e, profiler) : runSteps<false>(e, nullptr);
+  // Run-time checks: each kernel that checks sets its flag; cleared first,
+  // so a failed run does not fail the next.
+  const nncc_entry &entry = module_.entry(e);
+  auto *arena = static_cast<uint8_t *>(arena_);
+  for (int32_t c = 0; c < entry.num_checks; ++c)
+    std::memset(arena + entry.checks[c].offset, 0, sizeof(int32_t));
+  Status s = profiler ? runSteps<true>(e, profiler) : runSteps<false>(e, nullptr);
+  if (!s.isOk() || entry.num_checks == 0)
+    return s;
+  flags_.resize(static_cast<size_t>(entry.num_checks));
+  for (int32_t c = 0; c < entry.num_checks; ++c)
+    std::memcpy(&flags_[c], arena + entry.checks[c].offset, sizeof(int32_t));
+  return failedChecks(entry, flags_.data());
 }
 
 template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profiler) {

@@ -93,6 +93,7 @@ private:
   std::vector<EntryPlan> plans_;
   std::vector<CUdeviceptr> io_; // this run's input then output addresses
   std::vector<char> copyOut_;   // per output of this run: 0 in place, 1 to host, 2 to device
+  std::vector<int32_t> flags_;  // the run's check flags, copied back
 };
 
 std::string CudaSession::stepWhere(int32_t e, int32_t s) const {
@@ -460,6 +461,14 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
     // 0: in place; 1: copied out to host memory; 2: to (unaligned) device memory.
     copyOut_[o] = direct ? 0 : onDevice ? 2 : 1;
   }
+  // Run-time checks: each kernel that checks sets its flag; cleared first,
+  // so a failed run does not fail the next.
+  for (int32_t c = 0; s.isOk() && c < entry.num_checks; ++c) {
+    CUresult r = driver_.sym().cuMemsetD8Async(
+        arena_ + static_cast<CUdeviceptr>(entry.checks[c].offset), 0, sizeof(int32_t), stream_);
+    if (r != CUDA_SUCCESS)
+      s = driver_.check(r, "cuMemsetD8Async", where_ + format(": entry '%s'", entry.name));
+  }
   if (s.isOk()) {
     for (const Patch &pt : plan.patches)
       plan.ptrs[pt.slot] = io_[pt.kind == NNCC_BUFFER_INPUT ? pt.index : nin + pt.index] +
@@ -482,12 +491,22 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
       s = driver_.check(r, onDevice ? "cuMemcpyDtoDAsync" : "cuMemcpyDtoHAsync",
                         runWhere("output", entry.outputs[o].name));
   }
+  flags_.resize(static_cast<size_t>(entry.num_checks));
+  for (int32_t c = 0; s.isOk() && c < entry.num_checks; ++c) {
+    CUresult r = driver_.sym().cuMemcpyDtoHAsync(
+        &flags_[c], arena_ + static_cast<CUdeviceptr>(entry.checks[c].offset), sizeof(int32_t),
+        stream_);
+    if (r != CUDA_SUCCESS)
+      s = driver_.check(r, "cuMemcpyDtoHAsync", where_ + format(": entry '%s'", entry.name));
+  }
   // Always synchronized, also after an error: nothing may still be reading
   // the caller's buffers when the run returns. A kernel fault surfaces here.
   CUresult synced = driver_.sym().cuStreamSynchronize(stream_);
   if (s.isOk() && synced != CUDA_SUCCESS)
     s = driver_.check(synced, "cuStreamSynchronize",
                       where_ + format(": entry '%s'", entry.name));
+  if (s.isOk())
+    s = failedChecks(entry, flags_.data());
   return s;
 }
 

@@ -288,6 +288,17 @@ int run(const Options &o) {
                       extra + " exists, but entry '" + entry.name + "' has only " +
                           std::to_string(entry.inputs.size()) +
                           " inputs: " + signature(entry.inputs));
+  // An expected output the entry does not produce would go unchecked: the
+  // folder belongs to another model, or the entry lost an output.
+  if (!o.compareDir.empty()) {
+    std::string extraExpected =
+        o.compareDir + "/output_" + std::to_string(entry.outputs.size()) + ".pb";
+    if (fileExists(extraExpected))
+      throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT,
+                        extraExpected + " exists, but entry '" + entry.name + "' has only " +
+                            std::to_string(entry.outputs.size()) +
+                            " outputs: " + signature(entry.outputs));
+  }
   for (size_t k = 0; k < entry.inputs.size(); ++k) {
     HostTensor &h = hostInputs[k];
     retagBFloat16(h, static_cast<int32_t>(entry.inputs[k].dtype));

@@ -104,4 +104,24 @@ TEST(CppApi, InputErrorThrowsWithTheMessage) {
   }
 }
 
+// 2^62 x 4 f32 elements overflow 64 bits: the size must be refused, not
+// wrapped to a small buffer.
+TEST(CppApi, EmptyRefusesSizesThatDoNotFit) {
+  auto message = [](nncc::DType t, std::vector<int64_t> dims) -> std::string {
+    try {
+      nncc::Tensor::empty(t, std::move(dims));
+    } catch (const nncc::Error &e) {
+      EXPECT_EQ(e.status(), NNCC_ERROR_INVALID_ARGUMENT);
+      return e.what();
+    }
+    return "no exception";
+  };
+  EXPECT_EQ(message(nncc::DType::f32, {int64_t(1) << 62, 4}),
+            "Tensor::empty(f32[4611686018427387904,4]): more than 2^62 bytes");
+  EXPECT_EQ(message(nncc::DType::u8, {int64_t(1) << 32, int64_t(1) << 32}),
+            "Tensor::empty(u8[4294967296,4294967296]): more than 2^62 bytes");
+  EXPECT_EQ(message(nncc::DType::f32, {3, -1}), "Tensor::empty(f32[3,-1]): negative dimension");
+  EXPECT_EQ(nncc::Tensor::empty(nncc::DType::f64, {int64_t(1) << 62, 0}).bytes(), 0u);
+}
+
 } // namespace

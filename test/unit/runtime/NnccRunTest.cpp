@@ -164,6 +164,14 @@ TEST_F(NnccRun, ExtraInputFile) {
   EXPECT_THAT(r.output, HasSubstr("input_1.pb exists, but entry 'forward' has only 1 inputs"));
 }
 
+TEST_F(NnccRun, ExtraExpectedOutputFile) {
+  write(dir_ + "/output_2.pb", floats("z", {1}, {1}));
+  Result r = nnccRun(model() + " --input-dir " + dir_ + " --compare " + dir_, dir_);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(dir_ + "/output_2.pb exists, but entry 'forward' has only 2 "
+                                         "outputs: y f32[16,4], y_copy f32[16,4]"));
+}
+
 TEST_F(NnccRun, MissingExpectedOutput) {
   std::remove((dir_ + "/output_1.pb").c_str());
   Result r = nnccRun(model() + " --input-dir " + dir_ + " --compare " + dir_, dir_);

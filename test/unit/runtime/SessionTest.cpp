@@ -313,6 +313,73 @@ TEST(Session, ManySessionsOnOneModuleConcurrently) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// One session shared by threads: runs are serialized, each gets its own
+// results (some threads have the runtime allocate the outputs, which shared
+// per-run scratch once handed to the wrong thread and freed twice).
+TEST(Session, OneSessionFromManyThreads) {
+  ModulePtr m = loadModule(FIXTURE_OK_SO);
+  ASSERT_TRUE(m);
+  SessionPtr s = openSession(m.get(), 2);
+  ASSERT_TRUE(s);
+  constexpr int kThreads = 8, kRuns = 100;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r) {
+        std::vector<float> x = makeX(t * kRuns + r), ref = referenceForward(x);
+        nncc_tensor in[] = {{"x", NNCC_DTYPE_F32, 2, kXDims, x.data()}};
+        std::vector<float> y(ref.size());
+        nncc_tensor out[] = {{"y", NNCC_DTYPE_F32, 2, kYDims, t % 2 ? y.data() : nullptr},
+                             {"y_copy", 0, 0, nullptr, nullptr}};
+        if (nncc_session_run(s.get(), "forward", in, 1, out, 2) != NNCC_OK) {
+          ++failures;
+          return;
+        }
+        const float *got = static_cast<const float *>(out[0].data);
+        const float *copy = static_cast<const float *>(out[1].data);
+        for (size_t i = 0; i < ref.size(); ++i)
+          if (std::fabs(got[i] - ref[i]) > 1e-5f || copy[i] != got[i]) {
+            ++failures;
+            break;
+          }
+        if (!(t % 2))
+          nncc_buffer_free(out[0].data);
+        nncc_buffer_free(out[1].data);
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// A kernel's run-time check (an index out of range) fails the run with the
+// check's message; the flag is cleared before each run, so the next good
+// run succeeds.
+TEST(Session, RunTimeCheckFailsTheRun) {
+  ModulePtr m = loadModule(FIXTURE_CHECKED_OK_SO);
+  ASSERT_TRUE(m);
+  SessionPtr s = openSession(m.get(), 2);
+  ASSERT_TRUE(s);
+  const int64_t tableDims[] = {4, 2}, idxDims[] = {3}, rowsDims[] = {3, 2};
+  float table[8] = {0, 1, 10, 11, 20, 21, 30, 31}, rows[6] = {};
+  auto run = [&](std::vector<int32_t> idx) {
+    nncc_tensor in[] = {{"table", NNCC_DTYPE_F32, 2, tableDims, table},
+                        {"idx", NNCC_DTYPE_I32, 1, idxDims, idx.data()}};
+    nncc_tensor out[] = {{"rows", NNCC_DTYPE_F32, 2, rowsDims, rows}};
+    return nncc_session_run(s.get(), "forward", in, 2, out, 1);
+  };
+  ASSERT_EQ(run({3, -1, 1}), NNCC_OK) << nncc_last_error();
+  EXPECT_EQ(rows[0], 30);
+  EXPECT_EQ(rows[3], 31);
+  EXPECT_EQ(rows[5], 11);
+  EXPECT_EQ(run({0, 4, 1}), NNCC_ERROR_INVALID_INPUT);
+  EXPECT_STREQ(nncc_last_error(),
+               "entry 'forward': Gather_0: index out of range [-4, 4) in input 'idx'");
+  EXPECT_EQ(run({2, 1, 0}), NNCC_OK) << nncc_last_error();
+  EXPECT_EQ(rows[0], 20);
+}
+
 TEST(Session, ErrorMessagesAreThreadLocal) {
   ModulePtr m = loadModule(FIXTURE_OK_SO);
   ASSERT_TRUE(m);

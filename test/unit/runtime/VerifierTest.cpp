@@ -73,4 +73,27 @@ TEST(Verifier, GpuModuleRunsOnCpu) {
     ASSERT_NEAR(out.at("z").data<float>()[i], ref.z[i], 1e-5) << i;
 }
 
+// The plan checksum covers every table: a module whose tables do not hash to
+// the recorded value is refused before any of its counts is trusted.
+TEST(Verifier, RejectsPlanChecksumMismatch) {
+  EXPECT_THAT(loadError(FIXTURE_BAD_PLAN_CHECKSUM_SO),
+              HasSubstr("plan checksum mismatch (the tables hash to 0x"));
+  EXPECT_THAT(loadError(FIXTURE_BAD_PLAN_CHECKSUM_SO), HasSubstr("the module is corrupt"));
+}
+
+// num_kernels corrupted to 2^30: the table would run far past the module's
+// segments; the walk refuses it before reading a kernel (this crashed).
+TEST(Verifier, RejectsTablesOutsideTheModule) {
+  EXPECT_THAT(loadError(FIXTURE_CORRUPT_COUNT_SO),
+              HasSubstr("corrupt module: kernels (1073741824 entries at "));
+  EXPECT_THAT(loadError(FIXTURE_CORRUPT_COUNT_SO), HasSubstr(") lies outside the module"));
+}
+
+TEST(Verifier, RejectsCheckFlagOutsideTheArena) {
+  EXPECT_THAT(loadError(FIXTURE_CHECKED_BAD_CHECK_OFFSET_SO),
+              HasSubstr("entry 'forward' check 0 ('Gather_0: index out of range [-4, 4) in input "
+                        "'idx''): flag at arena offset 64 is not an aligned int32 inside the "
+                        "64-byte arena"));
+}
+
 } // namespace
