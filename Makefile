@@ -35,6 +35,7 @@ check: deps
 	$(MAKE) build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j 2
 	scripts/fuzz-import.sh 30
+	scripts/fuzz-module.sh 30
 
 demo: deps
 	$(MAKE) build

@@ -1,0 +1,186 @@
+/// libFuzzer entry point for the module loader's checks: the bounds-checked
+/// walk of runtime/PlanChecksum.cpp, then (when every table lies inside the
+/// module) runtime/ModuleVerifier.cpp's verifyPlan, over modules in memory.
+///
+/// A valid module using every part of the ABI (the table below) is flattened
+/// once into an image: its tables back to back, each pointer stored as an
+/// offset into the image plus a relocation. An input is a list of byte edits
+/// (u16 offset, u8 value) applied to a copy of the image; the relocations are
+/// then applied, so an edited pointer points elsewhere in the image (or, for
+/// an edited NULL, anywhere). The checksum is not compared: the verifier must
+/// be safe on tables that pass the walk whatever their checksum, which is how
+/// it can be fuzzed at all. Findings are crashes, sanitizer reports, leaks
+/// and timeouts.
+#include "ModuleVerifier.h"
+#include "PlanChecksum.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+void kernel(void **, int64_t, int64_t) {}
+
+// The base module: two entries (kernels, a GEMM with bias, a copy, a
+// run-time check), two kernels with GPU launches, a GPU image with PTX and
+// a cubin, embedded weights, a CPU level.
+const int64_t xDims[] = {4, 8}, yDims[] = {4, 4}, vDims[] = {16};
+const nncc_tensor_desc fwdIn[] = {{"x", NNCC_DTYPE_F32, 2, xDims}};
+const nncc_tensor_desc fwdOut[] = {{"y", NNCC_DTYPE_F32, 2, yDims},
+                                   {"y_copy", NNCC_DTYPE_F32, 2, yDims}};
+const nncc_buffer_ref kernelArgs[] = {{NNCC_BUFFER_INPUT, 0, 0, 128},
+                                      {NNCC_BUFFER_WEIGHT, 0, 0, 128},
+                                      {NNCC_BUFFER_ARENA, 0, 0, 128},
+                                      {NNCC_BUFFER_ARENA, 0, 256, 4}};
+const nncc_buffer_ref gemmArgs[] = {{NNCC_BUFFER_ARENA, 0, 0, 128},
+                                    {NNCC_BUFFER_WEIGHT, 1, 0, 128},
+                                    {NNCC_BUFFER_OUTPUT, 0, 0, 64},
+                                    {NNCC_BUFFER_WEIGHT, 1, 128, 16}};
+const int64_t gemmI[] = {1, 4, 4, 8, 0, 0, 8, 4, 4, 0, 0, 0, NNCC_DTYPE_F32, NNCC_DTYPE_F32,
+                         NNCC_DTYPE_F32, 0, 1};
+const double gemmF[] = {1.0, 0.0};
+const nncc_buffer_ref copyArgs[] = {{NNCC_BUFFER_OUTPUT, 0, 0, 64}, {NNCC_BUFFER_OUTPUT, 1, 0, 64}};
+const nncc_step fwdSteps[] = {
+    {NNCC_STEP_KERNEL, 0, 4, kernelArgs, 0, nullptr, 0, nullptr, 4, "Add_0"},
+    {NNCC_STEP_GEMM, 0, 4, gemmArgs, 17, gemmI, 2, gemmF, 0, "Gemm_1"},
+    {NNCC_STEP_COPY, 0, 2, copyArgs, 0, nullptr, 0, nullptr, 0, "Identity_2"}};
+const nncc_check fwdChecks[] = {{"Gather_0: index out of range", 256}};
+const nncc_tensor_desc dblIn[] = {{"a", NNCC_DTYPE_I32, 1, vDims}};
+const nncc_tensor_desc dblOut[] = {{"b", NNCC_DTYPE_I32, 1, vDims}};
+const nncc_buffer_ref dblArgs[] = {{NNCC_BUFFER_INPUT, 0, 0, 64}, {NNCC_BUFFER_OUTPUT, 0, 0, 64}};
+const nncc_step dblSteps[] = {{NNCC_STEP_KERNEL, 1, 2, dblArgs, 0, nullptr, 0, nullptr, 16, ""}};
+const nncc_entry entries[] = {
+    {"forward", 1, fwdIn, 2, fwdOut, 320, 3, fwdSteps, 1, fwdChecks},
+    {"double_it", 1, dblIn, 1, dblOut, 0, 1, dblSteps, 0, nullptr}};
+const nncc_gpu_launch launches0[] = {{"add", {4, 1, 1}, {32, 1, 1}, 0},
+                                     {"flag", {1, 1, 1}, {1, 1, 1}, 0}};
+const nncc_gpu_launch launches1[] = {{"dbl", {1, 1, 1}, {16, 1, 1}, 0}};
+const nncc_kernel kernels[] = {{"add", kernel, 2, launches0}, {"dbl", kernel, 1, launches1}};
+const nncc_weight weights[] = {{"w", 0, 128}, {"g", 128, 144}};
+alignas(64) const uint8_t blob[272] = {1, 2, 3};
+const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+const nncc_gpu_image images[] = {
+    {"sm_90", ".version 8.0\n.target sm_90\n.entry add() { ret; }\n", cubin, sizeof(cubin)}};
+const nncc_module base = {NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module),
+                          "nncc fuzz", 2, entries, 2, kernels, 2, weights, blob, nullptr,
+                          sizeof(blob), 0, 1, images, "x86-64-v3", "avx,avx2,fma", 0};
+
+/// The flattened module: bytes, and the offsets of its pointer slots.
+struct Image {
+  std::vector<uint8_t> bytes;
+  std::vector<size_t> relocs;
+
+  size_t append(const void *p, size_t n) {
+    bytes.resize((bytes.size() + 63) / 64 * 64);
+    size_t at = bytes.size();
+    bytes.insert(bytes.end(), static_cast<const uint8_t *>(p),
+                 static_cast<const uint8_t *>(p) + n);
+    return at;
+  }
+  /// Stores the image offset `target` in the pointer slot at `slot`.
+  void point(size_t slot, size_t target) {
+    uint64_t v = target;
+    std::memcpy(&bytes[slot], &v, sizeof(v));
+    relocs.push_back(slot);
+  }
+  /// Copies the table a pointer field points to and points the slot at it.
+  template <typename T> size_t table(size_t slot, const T *p, size_t count) {
+    if (!p)
+      return 0;
+    size_t at = append(p, count * sizeof(T));
+    point(slot, at);
+    return at;
+  }
+  void string(size_t slot, const char *s) {
+    if (s)
+      point(slot, append(s, std::strlen(s) + 1));
+  }
+};
+
+#define SLOT(base, T, i, field) ((base) + (i) * sizeof(T) + offsetof(T, field))
+
+void flattenDescs(Image &img, size_t slot, const nncc_tensor_desc *d, int32_t n) {
+  size_t at = img.table(slot, d, static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    img.string(SLOT(at, nncc_tensor_desc, i, name), d[i].name);
+    img.table(SLOT(at, nncc_tensor_desc, i, dims), d[i].dims, static_cast<size_t>(d[i].rank));
+  }
+}
+
+Image flatten(const nncc_module &m) {
+  Image img;
+  img.append(&m, sizeof(m));
+  img.string(offsetof(nncc_module, producer), m.producer);
+  size_t es = img.table(offsetof(nncc_module, entries), m.entries, m.num_entries);
+  for (int32_t e = 0; e < m.num_entries; ++e) {
+    const nncc_entry &en = m.entries[e];
+    img.string(SLOT(es, nncc_entry, e, name), en.name);
+    flattenDescs(img, SLOT(es, nncc_entry, e, inputs), en.inputs, en.num_inputs);
+    flattenDescs(img, SLOT(es, nncc_entry, e, outputs), en.outputs, en.num_outputs);
+    size_t ss = img.table(SLOT(es, nncc_entry, e, steps), en.steps, en.num_steps);
+    for (int32_t s = 0; s < en.num_steps; ++s) {
+      const nncc_step &st = en.steps[s];
+      img.table(SLOT(ss, nncc_step, s, args), st.args, st.num_args);
+      img.table(SLOT(ss, nncc_step, s, iparams), st.iparams, st.num_iparams);
+      img.table(SLOT(ss, nncc_step, s, fparams), st.fparams, st.num_fparams);
+      img.string(SLOT(ss, nncc_step, s, name), st.name);
+    }
+    size_t cs = img.table(SLOT(es, nncc_entry, e, checks), en.checks, en.num_checks);
+    for (int32_t c = 0; c < en.num_checks; ++c)
+      img.string(SLOT(cs, nncc_check, c, message), en.checks[c].message);
+  }
+  size_t ks = img.table(offsetof(nncc_module, kernels), m.kernels, m.num_kernels);
+  for (int32_t k = 0; k < m.num_kernels; ++k) {
+    const nncc_kernel &kn = m.kernels[k];
+    img.string(SLOT(ks, nncc_kernel, k, name), kn.name);
+    if (kn.cpu)
+      img.point(SLOT(ks, nncc_kernel, k, cpu), 0); // never called; the image counts as code
+    size_t ls = img.table(SLOT(ks, nncc_kernel, k, gpu_launches), kn.gpu_launches,
+                          kn.num_gpu_launches);
+    for (int32_t l = 0; l < kn.num_gpu_launches; ++l)
+      img.string(SLOT(ls, nncc_gpu_launch, l, function), kn.gpu_launches[l].function);
+  }
+  size_t ws = img.table(offsetof(nncc_module, weights), m.weights, m.num_weights);
+  for (int32_t w = 0; w < m.num_weights; ++w)
+    img.string(SLOT(ws, nncc_weight, w, name), m.weights[w].name);
+  img.table(offsetof(nncc_module, weights_data), m.weights_data, m.weights_bytes);
+  img.string(offsetof(nncc_module, weights_file), m.weights_file);
+  size_t is = img.table(offsetof(nncc_module, gpu_images), m.gpu_images, m.num_gpu_images);
+  for (int32_t i = 0; i < m.num_gpu_images; ++i) {
+    img.string(SLOT(is, nncc_gpu_image, i, arch), m.gpu_images[i].arch);
+    img.string(SLOT(is, nncc_gpu_image, i, ptx), m.gpu_images[i].ptx);
+    img.table(SLOT(is, nncc_gpu_image, i, cubin), m.gpu_images[i].cubin,
+              m.gpu_images[i].cubin_bytes);
+  }
+  img.string(offsetof(nncc_module, cpu_name), m.cpu_name);
+  img.string(offsetof(nncc_module, cpu_features), m.cpu_features);
+  return img;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static const Image image = flatten(base);
+  // Exactly the image's size, so that reads past it are ASan reports.
+  std::vector<uint8_t> bytes(image.bytes);
+  for (size_t i = 0; i + 3 <= size; i += 3)
+    bytes[(data[i] | size_t(data[i + 1]) << 8) % bytes.size()] = data[i + 2];
+  auto start = reinterpret_cast<uintptr_t>(bytes.data());
+  for (size_t slot : image.relocs) {
+    uint64_t v;
+    std::memcpy(&v, &bytes[slot], sizeof(v));
+    v += start;
+    std::memcpy(&bytes[slot], &v, sizeof(v));
+  }
+  nncc::rt::ModuleMemory memory;
+  memory.add(bytes.data(), bytes.size(), /*executable=*/true);
+  const auto &m = *reinterpret_cast<const nncc_module *>(bytes.data());
+  uint64_t sum = 0;
+  if (!nncc::rt::planChecksum(m, memory, &sum).isOk())
+    return 0;
+  nncc::rt::VerifiedPlan plan;
+  (void)nncc::rt::verifyPlan(m, &plan);
+  return 0;
+}
