@@ -20,6 +20,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 
 #include <cstdlib>
 
@@ -447,6 +448,56 @@ void pointNvvmAtToolkit(const std::string &ptxas) {
     }
 }
 
+/// The PTX function (entry or device function) around each call of the
+/// device heap (malloc, free), in order of appearance.
+SmallVector<std::pair<std::string, std::string>> deviceHeapCalls(StringRef ptx) {
+  static const llvm::Regex function("^[.a-z ]*\\.(entry|func).*[ )]([A-Za-z_$][A-Za-z0-9_$]*)\\($");
+  static const llvm::Regex heapCall("^[[:space:]]*call(\\.uni)?[[:space:]].*[ ,](malloc|free)[ ,;]");
+  SmallVector<std::pair<std::string, std::string>> calls;
+  std::string current;
+  SmallVector<StringRef> lines, match;
+  ptx.split(lines, '\n');
+  for (StringRef line : lines) {
+    if (!line.starts_with(".extern") && function.match(line.rtrim(), &match))
+      current = match[2].str();
+    else if (heapCall.match(line, &match))
+      calls.emplace_back(current, match[2].str());
+  }
+  return calls;
+}
+
+/// A GPU kernel must not allocate: NVVM turns an allocation left in a kernel
+/// (a per-thread temporary too large for the stack) into a call of the device
+/// heap's malloc, which has no NULL check, is never freed, and serves all
+/// threads from 8 MB by default: a long sequence would fault or corrupt
+/// memory at run time. Refused at compile time instead, naming the kernel.
+llvm::Error checkNoDeviceHeap(StringRef ptx, StringRef arch, const BufferizedKernels &kernels) {
+  auto calls = deviceHeapCalls(ptx);
+  if (calls.empty())
+    return llvm::Error::success();
+  auto [function, callee] = calls.front();
+  // Launch functions are named <kernel>_<launch>; the kernel's location
+  // names the ONNX nodes it computes.
+  std::string kernel = function, nodes;
+  for (const std::string &name : kernels.names)
+    if (StringRef(function).starts_with(name + "_")) {
+      kernel = name;
+      kernels.module.get().lookupSymbol(name)->getLoc()->walk([&](Location loc) {
+        if (auto named = dyn_cast<NameLoc>(loc))
+          nodes += (nodes.empty() ? "" : ", ") + named.getName().str();
+        return WalkResult::advance();
+      });
+    }
+  if (!nodes.empty())
+    kernel += "' (ONNX nodes " + nodes + ")";
+  else
+    kernel += "'";
+  std::string more = calls.size() > 1 ? " (" + std::to_string(calls.size()) + " heap calls in all)" : "";
+  return fail("kernel '" + kernel + " (PTX function '" + function + "', " + arch + ") calls the device heap's " +
+              callee + ": a per-thread temporary of this kernel is too large for the stack, and GPU "
+              "kernels must not allocate" + more);
+}
+
 } // namespace
 
 std::string findPtxas() {
@@ -497,6 +548,8 @@ llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
     });
     if (image.ptx.empty())
       return fail("GPU code generation for " + arch + " produced no PTX");
+    if (auto err = checkNoDeviceHeap(image.ptx, arch, kernels))
+      return std::move(err);
     if (!ptxas.empty()) {
       auto cubin = assembleCubin(ptxas, image.ptx, arch);
       if (!cubin)
