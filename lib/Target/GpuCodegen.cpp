@@ -173,8 +173,10 @@ bool canShareThreads(ArrayRef<Operation *> group, scf::ParallelOp next) {
 /// each launch's threads one after another (to test the mapping on a CPU).
 class KernelMapper {
 public:
-  KernelMapper(func::FuncOp kernel, gpu::GPUModuleOp gpuModule, ModuleOp hostModule)
-      : kernel(kernel), gpuModule(gpuModule), hostModule(hostModule), builder(kernel.getContext()) {}
+  KernelMapper(func::FuncOp kernel, gpu::GPUModuleOp gpuModule, ModuleOp hostModule,
+               ArrayRef<unsigned> mayAlias = {})
+      : kernel(kernel), gpuModule(gpuModule), hostModule(hostModule), builder(kernel.getContext()),
+        mayAlias_(mayAlias) {}
 
   llvm::Expected<SmallVector<GpuLaunch>> run() {
     // Top-level ops split into launches: each mappable nest alone, each run
@@ -228,11 +230,15 @@ private:
     auto type = builder.getFunctionType(kernel.getArgumentTypes(), {});
     auto func = gpu::GPUFuncOp::create(builder, kernel.getLoc(), name, type);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), builder.getUnitAttr());
-    // As on the host: the planner keeps a step's buffers apart (in-place
-    // elementwise kernels read and write element i in the same thread), and
-    // without noalias every store forces reloads (no accumulator in registers).
+    // The planner keeps a step's buffers apart, except an in-place launch's
+    // operand and result: those stay without noalias, which would let LLVM
+    // read the operand through the non-coherent cache (ld.global.nc) while
+    // the same kernel stores to it. Without noalias every store forces
+    // reloads (no accumulator in registers), so all others have it.
+    ArrayRef<unsigned> mayAlias = mayAlias_;
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      func.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
+      if (!llvm::is_contained(mayAlias, i))
+        func.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
     Block &entry = func.getBody().front();
     for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
       mapping.map(from, to);
@@ -371,6 +377,8 @@ private:
   ModuleOp hostModule;
   func::FuncOp hostFunction;
   OpBuilder builder;
+  /// Arguments that may share a buffer with another (BufferizedKernels::mayAlias).
+  SmallVector<unsigned> mayAlias_;
 };
 
 /// The NVPTX backend's PTX ISA version: 8.0 covers sm_90 and is accepted by
@@ -530,7 +538,7 @@ llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
   GpuKernels result;
   for (const std::string &name : kernels.names) {
     auto kernel = source.lookupSymbol<func::FuncOp>(name);
-    auto launches = KernelMapper(kernel, gpuModule, nullptr).run();
+    auto launches = KernelMapper(kernel, gpuModule, nullptr, kernels.mayAlias.lookup(name)).run();
     if (!launches)
       return launches.takeError();
     result.launches[name] = std::move(*launches);
@@ -563,7 +571,8 @@ llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
 
 llvm::Expected<BufferizedKernels> emulateGpuMapping(const BufferizedKernels &kernels) {
   ModuleOp source = kernels.module.get();
-  BufferizedKernels result{ModuleOp::create(source.getLoc()), kernels.names, kernels.scratchBytes};
+  BufferizedKernels result{ModuleOp::create(source.getLoc()), kernels.names, kernels.scratchBytes,
+                           kernels.mayAlias};
   for (const std::string &name : kernels.names) {
     auto kernel = source.lookupSymbol<func::FuncOp>(name);
     if (auto launches = KernelMapper(kernel, nullptr, *result.module).run(); !launches)
