@@ -13,7 +13,11 @@ Two halves, because the GPU machine has no MLIR (models are compiled here):
         (seeded weights), runs each with nncc-run --device cuda:0 --bench and with a small
         ONNX interpreter written in torch ops (eager and torch.compile), checks that the
         outputs agree, and writes OUT/gpu_bench.md and OUT/gpu_bench.json: median latencies
-        and the ratios nncc / eager and nncc / torch.compile.
+        and the ratios nncc / eager and nncc / torch.compile. Both files are rewritten after
+        every row, so a run cut short keeps the rows it finished.
+
+torch runs in full f32 (TF32 off for cuBLAS and cuDNN; cuDNN's convolutions default to TF32,
+whose 10-bit mantissa would dominate the accuracy comparison), as nncc's f32 plans do.
 
 nncc-run's latency includes copying the inputs to the device and the outputs back (the
 runtime API also takes device pointers; nncc-run does not use them); torch's inputs stay on
@@ -171,6 +175,32 @@ def time_torch(fn, inputs, runs):
     return statistics.median(times)
 
 
+def write_results(out, rows, runs):
+    """OUT/gpu_bench.md and OUT/gpu_bench.json for the rows so far."""
+    import torch
+    gpu = torch.cuda.get_device_name(0)
+    fmt = lambda v, p=".3f": "-" if v is None else format(v, p)  # noqa: E731
+    lines = [f"GPU benchmark, {datetime.date.today()}, {gpu}, torch {torch.__version__} (TF32 off); "
+             f"median of {runs} runs (ms); nncc includes host<->device copies of inputs/outputs.", "",
+             "| model | batch | precision | nncc | torch eager | torch.compile | nncc/eager | "
+             "nncc/compile | rel. L2 vs torch |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['batch']} | {r['precision']} | {fmt(r.get('nncc_ms'))} | "
+                     f"{fmt(r.get('eager_ms'))} | {fmt(r.get('compile_ms'))} | "
+                     f"{fmt(r.get('nncc_over_eager'), '.2f')} | {fmt(r.get('nncc_over_compile'), '.2f')} | "
+                     f"{fmt(r.get('rel_l2_vs_torch'), '.1e')} |")
+    for r in rows:
+        if "speedup_vs_fp32_plan" in r:
+            lines.append(f"\n{r['model']} batch {r['batch']}: {r['precision']} plan "
+                         f"{r['speedup_vs_fp32_plan']:.2f}x faster than the fp32 plan.")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(out, "gpu_bench.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, "gpu_bench.json"), "w") as f:
+        json.dump({"gpu": gpu, "date": str(datetime.date.today()), "rows": rows}, f, indent=1)
+    return text
+
+
 def run(args):
     import numpy as np
     import onnx
@@ -179,6 +209,8 @@ def run(args):
     sys.path.insert(0, HERE)
     import models  # noqa: E402
 
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     os.makedirs(args.out, exist_ok=True)
     for model in MODELS:  # batch 1's weights serve every batch
         for batch in BATCHES[1:]:
@@ -206,6 +238,7 @@ def run(args):
         if proc.returncode != 0 or not match:
             row["error"] = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
             rows.append(row)
+            write_results(args.out, rows, args.runs)
             print(f"{model} b{batch} {precision}: nncc failed: {row['error']}", flush=True)
             continue
         row["nncc_ms"] = float(match.group(1))
@@ -231,29 +264,10 @@ def run(args):
             except Exception as e:  # noqa: BLE001 (reported in the table)
                 row["compile_error"] = str(e).splitlines()[0][:120]
         rows.append(row)
+        write_results(args.out, rows, args.runs)
         print(json.dumps(row), flush=True)
 
-    gpu = torch.cuda.get_device_name(0)
-    fmt = lambda v, p=".3f": "-" if v is None else format(v, p)  # noqa: E731
-    lines = [f"GPU benchmark, {datetime.date.today()}, {gpu}, torch {torch.__version__}; median "
-             f"of {args.runs} runs (ms); nncc includes host<->device copies of inputs/outputs.", "",
-             "| model | batch | precision | nncc | torch eager | torch.compile | nncc/eager | "
-             "nncc/compile | rel. L2 vs torch |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['model']} | {r['batch']} | {r['precision']} | {fmt(r.get('nncc_ms'))} | "
-                     f"{fmt(r.get('eager_ms'))} | {fmt(r.get('compile_ms'))} | "
-                     f"{fmt(r.get('nncc_over_eager'), '.2f')} | {fmt(r.get('nncc_over_compile'), '.2f')} | "
-                     f"{fmt(r.get('rel_l2_vs_torch'), '.1e')} |")
-    for r in rows:
-        if "speedup_vs_fp32_plan" in r:
-            lines.append(f"\n{r['model']} batch {r['batch']}: {r['precision']} plan "
-                         f"{r['speedup_vs_fp32_plan']:.2f}x faster than the fp32 plan.")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    with open(os.path.join(args.out, "gpu_bench.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(args.out, "gpu_bench.json"), "w") as f:
-        json.dump({"gpu": gpu, "date": str(datetime.date.today()), "rows": rows}, f, indent=1)
+    print(write_results(args.out, rows, args.runs))
     # Outputs must agree (bf16 to its precision).
     bad = [r for r in rows if "error" in r or
            r.get("rel_l2_vs_torch", 0) > (2e-2 if r["precision"] == "bf16" else 1e-3)]

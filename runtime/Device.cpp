@@ -64,7 +64,7 @@ Status createDeviceSession(const Module &module, const DeviceSpec &device,
     return createCpuSession(module, config, out);
   case DeviceSpec::Cuda:
 #if NNCC_RUNTIME_HAVE_CUDA
-    return createCudaSession(module, device.index, out);
+    return createCudaSession(module, device.index, config, out);
 #else
     return error(NNCC_ERROR_UNAVAILABLE,
                  "CUDA support is not available in this runtime build (it was built without "

@@ -31,6 +31,8 @@ Status parseDevice(const char *text, DeviceSpec *out);
 
 struct SessionConfig {
   int threads = 1; // resolved: >= 1
+  /// CUDA: the caller's CUstream each run waits for (nncc_session_options.cuda_stream).
+  void *cudaStream = nullptr;
 };
 
 /// One session's state on one device.

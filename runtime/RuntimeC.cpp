@@ -235,6 +235,7 @@ void nncc_session_options_init(nncc_session_options *options) {
   options->struct_size = sizeof(nncc_session_options);
   options->threads = 0;
   options->profile = nullptr;
+  options->cuda_stream = nullptr;
 }
 
 nncc_status nncc_session_create(nncc_module_handle *module, const char *device,

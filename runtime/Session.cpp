@@ -66,6 +66,8 @@ Status Session::create(Module *module, const char *device, const nncc_session_op
     // Callers built before the field existed pass a smaller struct_size.
     if (options->struct_size >= offsetof(nncc_session_options, profile) + sizeof(const char *))
       profile = options->profile;
+    if (options->struct_size >= offsetof(nncc_session_options, cuda_stream) + sizeof(void *))
+      config.cudaStream = options->cuda_stream;
   }
   bool profileFromEnv = !profile;
   if (profileFromEnv)

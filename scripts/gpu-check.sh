@@ -3,15 +3,20 @@
 #
 #   scripts/gpu-check.sh pack [--build B] [--nncc NNCC] [--max-mib N] BUNDLE
 #       here (the build machine): copies the runtime, nncc-run, nncc-info, the
-#       GPU unit tests and their fixtures into BUNDLE, and with --nncc compiles
-#       the ONNX backend tests of test/backend/cpu_passing.txt for
-#       cpu,cuda:sm_90 with their inputs and expected outputs, smallest first,
-#       until the bundle reaches --max-mib (default 48: at most 64 MiB travel,
-#       and the benchmark models take about 33 MiB of it).
+#       GPU unit tests and every fixture they load into BUNDLE, and with --nncc
+#       compiles the benchmark models (about 45 MiB) and the ONNX backend
+#       tests of test/backend/cpu_passing.txt for cpu,cuda:sm_90 with their
+#       inputs and expected outputs, smallest first, until the bundle reaches
+#       --max-mib (default: 64 MiB, what travels to the GPU machine, less the
+#       repository's tracked files, which travel too, and 2 MiB to spare).
 #   scripts/gpu-check.sh run BUNDLE
-#       there (one H200, the NVIDIA driver and CUDA 13, no Debian packages):
+#       there (one H200, the NVIDIA driver and CUDA 13, no Debian packages),
+#       within $NNCC_GPU_CHECK_BUDGET_S seconds (default 540: one device
+#       command may run 600 s), each step's timeout cut to what is left:
 #       1. every binary's dependencies resolve (ldd: nothing "not found"),
-#       2. nncc-info (text and --json),
+#       2. nncc-info (text and --json); when the runtime finds no cuBLASLt,
+#          the nvidia-cublas wheel next to torch (site-packages/nvidia/*/lib)
+#          is used through NNCC_CUBLASLT_LIBRARY,
 #       3. the GPU unit tests (runtime_cuda_tests: cuBLASLt GEMMs, PTX kernels,
 #          graphs, device pointers, profiling on cuda:0),
 #       4. every carried model on cuda:0 against its expected outputs,
@@ -30,7 +35,7 @@ set -u -o pipefail
 die() { echo "gpu-check: error: $*" >&2; exit 1; }
 
 pack() {
-  local build=build-rt nncc="" max_mib=48 bundle=""
+  local build=build-rt nncc="" max_mib="" bundle=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --build) build=$2; shift 2 ;;
@@ -41,6 +46,11 @@ pack() {
     esac
   done
   [ -n "$bundle" ] || die "pack needs a bundle folder"
+  if [ -z "$max_mib" ]; then
+    local tracked
+    tracked=$(git -C "$(dirname "$0")/.." ls-files -z | (cd "$(dirname "$0")/.." && xargs -0 du -cb) | tail -1 | cut -f1)
+    max_mib=$(( 64 - (tracked + 1048575) / 1048576 - 2 ))
+  fi
   local fixtures=$build/test/unit/runtime/fixtures
   for f in "$build/lib/libnncc_runtime.so.0" "$build/bin/nncc-run" "$build/bin/nncc-info" \
            "$build/test/unit/runtime/runtime_cuda_tests" "$fixtures/gpu_kernel_ok.so"; do
@@ -51,8 +61,13 @@ pack() {
   cp -L "$build/lib/libnncc_runtime.so.0" "$bundle/lib/"
   cp "$build/bin/nncc-run" "$build/bin/nncc-info" "$build/test/unit/runtime/runtime_cuda_tests" \
      "$bundle/bin/"
-  cp "$fixtures"/gemm_variants.so "$fixtures"/gpu_kernel_ok.so "$fixtures"/relu_gemm_ok.so \
-     "$bundle/fixtures/"
+  # Every fixture the GPU tests load (their paths are compiled in).
+  local fixture
+  for fixture in $(strings -a "$build/test/unit/runtime/runtime_cuda_tests" |
+                   grep -oE '/fixtures/[A-Za-z0-9_]+\.so$' | sort -u); do
+    cp "$fixtures/$(basename "$fixture")" "$bundle/fixtures/" ||
+      die "fixture $fixture is missing: ninja -C $build runtime_cuda_tests"
+  done
   cp "$0" "$bundle/gpu-check.sh"
   if [ -n "$nncc" ]; then
     /usr/bin/python3 "$(dirname "$0")/../bench/gpu_bench.py" pack --nncc "$nncc" "$bundle/bench" \
@@ -64,7 +79,7 @@ pack() {
       --pass-list "$(dirname "$0")/../test/backend/cpu_passing.txt" \
       --out "$bundle/models" --budget-bytes "$budget" || die "packing models failed"
   fi
-  echo "gpu-check: bundle $bundle: $(du -sh "$bundle" | cut -f1)," \
+  echo "gpu-check: bundle $bundle: $(du -sh "$bundle" | cut -f1) of $max_mib MiB," \
        "$(find "$bundle/models" -name model.so | wc -l) models"
 }
 
@@ -78,6 +93,9 @@ run() {
   local summary=$out/summary.txt status=0
   : > "$summary"
   note() { echo "$*" | tee -a "$summary"; }
+  # Seconds left of the budget, less `reserve` for the steps after this one.
+  local deadline=$(( SECONDS + ${NNCC_GPU_CHECK_BUDGET_S:-540} ))
+  left() { local l=$(( deadline - SECONDS - ${1:-0} )); echo $(( l > 5 ? l : 5 )); }
 
   # 1. Dependencies: the runtime loads CUDA itself; nothing else may be missing.
   local missing=0
@@ -89,41 +107,59 @@ run() {
   done
   [ $missing = 0 ] && note "ldd: every dependency resolves" || status=1
 
-  # 2. What the runtime finds.
-  "$bundle/bin/nncc-info" > "$out/info.txt" 2>&1 || status=1
-  "$bundle/bin/nncc-info" --json > "$out/info.json" 2>&1 || status=1
+  # 2. What the runtime finds. Without cuBLASLt on the linker path or in
+  # $CUDA_HOME, the one of the nvidia-cublas wheel torch uses will do.
+  timeout 30 "$bundle/bin/nncc-info" > "$out/info.txt" 2>&1 || status=1
+  if [ -z "${NNCC_CUBLASLT_LIBRARY:-}" ] && grep -q '^  cuBLASLt: no cuBLASLt found' "$out/info.txt"; then
+    local wheel
+    wheel=$(timeout 30 python3 -c 'import glob, os, nvidia
+print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.join(p, "*", "lib", "libcublasLt.so*")))))' 2>/dev/null | head -1)
+    if [ -n "$wheel" ]; then
+      export NNCC_CUBLASLT_LIBRARY=$wheel
+      note "cuBLASLt: none on the linker path or in \$CUDA_HOME; using $wheel"
+      timeout 30 "$bundle/bin/nncc-info" > "$out/info.txt" 2>&1 || status=1
+    fi
+  fi
+  timeout 30 "$bundle/bin/nncc-info" --json > "$out/info.json" 2>&1 || status=1
   note "nncc-info: $(grep -E '^  (driver|cuBLASLt|cuda:0|not available)' "$out/info.txt" | tr -s ' ' | tr '\n' ';')"
 
-  # 3. GPU unit tests.
+  # 3. GPU unit tests (seconds on a GPU), leaving the later steps 330 s.
+  local limit
+  limit=$(left 330); [ "$limit" -gt 120 ] && limit=120
   NNCC_TEST_FIXTURE_DIR="$bundle/fixtures" NNCC_TEST_TMP_DIR="$out/logs" \
-    timeout 300 "$bundle/bin/runtime_cuda_tests" --gtest_output="xml:$out/gpu_tests.xml" \
+    timeout "$limit" "$bundle/bin/runtime_cuda_tests" --gtest_output="xml:$out/gpu_tests.xml" \
     > "$out/gpu_tests.txt" 2>&1
   local rc=$?
   note "GPU unit tests (exit $rc): $(grep -E '^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]' "$out/gpu_tests.txt" | tr '\n' ' ')"
   [ $rc = 0 ] || status=1
   grep -q '^\[  SKIPPED \] [0-9]' "$out/gpu_tests.txt" && status=1 # a GPU machine skips nothing
 
-  # 4. Compiled backend models on cuda:0, 8 at a time (one process each).
+  # 4. Compiled backend models on cuda:0, 8 at a time (one process each, 30 s
+  # at most), leaving the benchmark 240 s; a model not run in time fails.
   local models
   models=$(find "$bundle/models" -mindepth 1 -maxdepth 1 -type d | sort)
   if [ -n "$models" ]; then
-    echo "$models" | xargs -P 8 -I{} sh -c '
+    limit=$(left 240); [ "$limit" -gt 150 ] && limit=150
+    echo "$models" | timeout "$limit" xargs -P 8 -I{} sh -c '
       d={}; name=$(basename "$d")
-      if timeout 60 "$0" "$d/model.so" --device cuda:0 --input-dir "$d/input" \
+      if timeout 30 "$0" "$d/model.so" --device cuda:0 --input-dir "$d/input" \
            --compare "$d/expected" > "$1/logs/$name.txt" 2>&1
       then echo "pass $name"; else echo "FAIL $name: $(tail -1 "$1/logs/$name.txt")"; fi
     ' "$bundle/bin/nncc-run" "$out" | sort -k2 > "$out/models.txt"
-    local passed failed
+    local passed failed total
     passed=$(grep -c '^pass ' "$out/models.txt")
     failed=$(grep -c '^FAIL ' "$out/models.txt")
-    note "models on cuda:0: $passed passed, $failed failed (models.txt, logs/)"
-    [ "$failed" = 0 ] || status=1
+    total=$(echo "$models" | wc -l)
+    note "models on cuda:0: $passed passed, $failed failed, $(( total - passed - failed )) not run in ${limit} s (models.txt, logs/)"
+    [ "$failed" = 0 ] && [ $(( passed + failed )) = "$total" ] || status=1
   else
     note "models on cuda:0: none carried (pack with --nncc)"
   fi
   # 5. nncc against PyTorch on the zoo models (same graphs, weights, inputs).
   if [ -d "$bundle/bench" ]; then
-    timeout 360 python3 "$(dirname "$0")/../bench/gpu_bench.py" run --bundle "$bundle/bench" \
+    # gpu_bench.md and .json are rewritten as each row finishes: a timeout
+    # keeps the rows done.
+    timeout "$(left 10)" python3 "$(dirname "$0")/../bench/gpu_bench.py" run --bundle "$bundle/bench" \
       --nncc-run "$bundle/bin/nncc-run" --out "$out" > "$out/logs/gpu_bench.txt" 2>&1
     rc=$?
     note "GPU benchmark (exit $rc): gpu_bench.md"
@@ -136,5 +172,5 @@ run() {
 case "${1:-}" in
   pack) shift; pack "$@" ;;
   run) shift; run "$@" ;;
-  *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+  *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 esac

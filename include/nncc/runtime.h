@@ -26,7 +26,9 @@
  *    the session's GPU in place when it is 256-byte aligned (cuMemAlloc's
  *    alignment); host memory, and other device memory, is copied to and from
  *    the session's staging buffers. Device memory of another GPU is an
- *    error. The same holds for outputs with data != NULL.
+ *    error. The same holds for outputs with data != NULL. Each run first
+ *    waits (on the device) for the work queued on the caller's stream,
+ *    nncc_session_options.cuda_stream: by default the legacy default stream.
  *  - A session allocates its arena (device memory, 64-byte aligned) once, at
  *    creation: one allocation sized for the largest entry point, zeroed.
  *    nncc_session_allocated_bytes reports it. Running allocates nothing,
@@ -115,6 +117,18 @@ typedef struct nncc_session_options {
    * executed plan step and per run; docs/runtime.md, "Profiling"). NULL (the
    * default) = the NNCC_PROFILE environment variable decides; "" = off. */
   const char *profile;
+  /* CUDA sessions: the CUstream (cast to void *) whose work each run waits
+   * for before it reads its inputs (docs/runtime.md, "Device pointers and
+   * streams"). The run queues an event on this stream and makes its own
+   * stream wait for it, so device inputs written by work queued there are
+   * complete, without the host waiting. NULL (the default) = the legacy
+   * default stream (CU_STREAM_LEGACY): work on it and on every blocking
+   * stream of the context, i.e. what cudaMemcpy and kernels launched
+   * without a stream queue. CU_STREAM_PER_THREAD names the calling thread's
+   * per-thread default stream. Runs stay synchronous: outputs are complete
+   * when nncc_session_run returns, so later work on any stream may read
+   * them. Ignored by CPU sessions. */
+  void *cuda_stream;
 } nncc_session_options;
 
 /** Totals a profiling session keeps (nncc_session_profile_stats). */

@@ -239,6 +239,10 @@ struct SessionOptions {
   /// Chrome trace-event file to write (docs/runtime.md, "Profiling"):
   /// nullopt = the NNCC_PROFILE environment variable decides, "" = off.
   std::optional<std::string> profile;
+  /// CUDA: the CUstream (cast to void *) each run waits for, on the device,
+  /// before reading its inputs; nullptr = the legacy default stream
+  /// (nncc_session_options.cuda_stream).
+  void *cudaStream = nullptr;
 };
 
 /// Profiling totals (Session::profileStats).
@@ -385,6 +389,7 @@ public:
     o.threads = options.threads;
     if (options.profile)
       o.profile = options.profile->c_str();
+    o.cuda_stream = options.cudaStream;
     nncc_session *s = nullptr;
     detail::check(nncc_session_create(module.handle(), device.str().c_str(), &o, &s));
     session_.reset(s);

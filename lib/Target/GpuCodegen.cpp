@@ -20,6 +20,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 
 #include <cstdlib>
 
@@ -172,8 +173,10 @@ bool canShareThreads(ArrayRef<Operation *> group, scf::ParallelOp next) {
 /// each launch's threads one after another (to test the mapping on a CPU).
 class KernelMapper {
 public:
-  KernelMapper(func::FuncOp kernel, gpu::GPUModuleOp gpuModule, ModuleOp hostModule)
-      : kernel(kernel), gpuModule(gpuModule), hostModule(hostModule), builder(kernel.getContext()) {}
+  KernelMapper(func::FuncOp kernel, gpu::GPUModuleOp gpuModule, ModuleOp hostModule,
+               ArrayRef<unsigned> mayAlias = {})
+      : kernel(kernel), gpuModule(gpuModule), hostModule(hostModule), builder(kernel.getContext()),
+        mayAlias_(mayAlias) {}
 
   llvm::Expected<SmallVector<GpuLaunch>> run() {
     // Top-level ops split into launches: each mappable nest alone, each run
@@ -227,11 +230,15 @@ private:
     auto type = builder.getFunctionType(kernel.getArgumentTypes(), {});
     auto func = gpu::GPUFuncOp::create(builder, kernel.getLoc(), name, type);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), builder.getUnitAttr());
-    // As on the host: the planner keeps a step's buffers apart (in-place
-    // elementwise kernels read and write element i in the same thread), and
-    // without noalias every store forces reloads (no accumulator in registers).
+    // The planner keeps a step's buffers apart, except an in-place launch's
+    // operand and result: those stay without noalias, which would let LLVM
+    // read the operand through the non-coherent cache (ld.global.nc) while
+    // the same kernel stores to it. Without noalias every store forces
+    // reloads (no accumulator in registers), so all others have it.
+    ArrayRef<unsigned> mayAlias = mayAlias_;
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      func.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
+      if (!llvm::is_contained(mayAlias, i))
+        func.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
     Block &entry = func.getBody().front();
     for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
       mapping.map(from, to);
@@ -370,6 +377,8 @@ private:
   ModuleOp hostModule;
   func::FuncOp hostFunction;
   OpBuilder builder;
+  /// Arguments that may share a buffer with another (BufferizedKernels::mayAlias).
+  SmallVector<unsigned> mayAlias_;
 };
 
 /// The NVPTX backend's PTX ISA version: 8.0 covers sm_90 and is accepted by
@@ -447,6 +456,56 @@ void pointNvvmAtToolkit(const std::string &ptxas) {
     }
 }
 
+/// The PTX function (entry or device function) around each call of the
+/// device heap (malloc, free), in order of appearance.
+SmallVector<std::pair<std::string, std::string>> deviceHeapCalls(StringRef ptx) {
+  static const llvm::Regex function("^[.a-z ]*\\.(entry|func).*[ )]([A-Za-z_$][A-Za-z0-9_$]*)\\($");
+  static const llvm::Regex heapCall("^[[:space:]]*call(\\.uni)?[[:space:]].*[ ,](malloc|free)[ ,;]");
+  SmallVector<std::pair<std::string, std::string>> calls;
+  std::string current;
+  SmallVector<StringRef> lines, match;
+  ptx.split(lines, '\n');
+  for (StringRef line : lines) {
+    if (!line.starts_with(".extern") && function.match(line.rtrim(), &match))
+      current = match[2].str();
+    else if (heapCall.match(line, &match))
+      calls.emplace_back(current, match[2].str());
+  }
+  return calls;
+}
+
+/// A GPU kernel must not allocate: NVVM turns an allocation left in a kernel
+/// (a per-thread temporary too large for the stack) into a call of the device
+/// heap's malloc, which has no NULL check, is never freed, and serves all
+/// threads from 8 MB by default: a long sequence would fault or corrupt
+/// memory at run time. Refused at compile time instead, naming the kernel.
+llvm::Error checkNoDeviceHeap(StringRef ptx, StringRef arch, const BufferizedKernels &kernels) {
+  auto calls = deviceHeapCalls(ptx);
+  if (calls.empty())
+    return llvm::Error::success();
+  auto [function, callee] = calls.front();
+  // Launch functions are named <kernel>_<launch>; the kernel's location
+  // names the ONNX nodes it computes.
+  std::string kernel = function, nodes;
+  for (const std::string &name : kernels.names)
+    if (StringRef(function).starts_with(name + "_")) {
+      kernel = name;
+      kernels.module.get().lookupSymbol(name)->getLoc()->walk([&](Location loc) {
+        if (auto named = dyn_cast<NameLoc>(loc))
+          nodes += (nodes.empty() ? "" : ", ") + named.getName().str();
+        return WalkResult::advance();
+      });
+    }
+  if (!nodes.empty())
+    kernel += "' (ONNX nodes " + nodes + ")";
+  else
+    kernel += "'";
+  std::string more = calls.size() > 1 ? " (" + std::to_string(calls.size()) + " heap calls in all)" : "";
+  return fail("kernel '" + kernel + " (PTX function '" + function + "', " + arch + ") calls the device heap's " +
+              callee + ": a per-thread temporary of this kernel is too large for the stack, and GPU "
+              "kernels must not allocate" + more);
+}
+
 } // namespace
 
 std::string findPtxas() {
@@ -479,7 +538,7 @@ llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
   GpuKernels result;
   for (const std::string &name : kernels.names) {
     auto kernel = source.lookupSymbol<func::FuncOp>(name);
-    auto launches = KernelMapper(kernel, gpuModule, nullptr).run();
+    auto launches = KernelMapper(kernel, gpuModule, nullptr, kernels.mayAlias.lookup(name)).run();
     if (!launches)
       return launches.takeError();
     result.launches[name] = std::move(*launches);
@@ -497,6 +556,8 @@ llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
     });
     if (image.ptx.empty())
       return fail("GPU code generation for " + arch + " produced no PTX");
+    if (auto err = checkNoDeviceHeap(image.ptx, arch, kernels))
+      return std::move(err);
     if (!ptxas.empty()) {
       auto cubin = assembleCubin(ptxas, image.ptx, arch);
       if (!cubin)
@@ -510,7 +571,8 @@ llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
 
 llvm::Expected<BufferizedKernels> emulateGpuMapping(const BufferizedKernels &kernels) {
   ModuleOp source = kernels.module.get();
-  BufferizedKernels result{ModuleOp::create(source.getLoc()), kernels.names, kernels.scratchBytes};
+  BufferizedKernels result{ModuleOp::create(source.getLoc()), kernels.names, kernels.scratchBytes,
+                           kernels.mayAlias};
   for (const std::string &name : kernels.names) {
     auto kernel = source.lookupSymbol<func::FuncOp>(name);
     if (auto launches = KernelMapper(kernel, nullptr, *result.module).run(); !launches)

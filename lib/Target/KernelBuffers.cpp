@@ -2,6 +2,8 @@
 #include "lib/Target/KernelBuffers.h"
 #include "lib/Support/Error.h"
 
+#include "dialects/Exec/ExecOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -231,6 +233,19 @@ llvm::Expected<BufferizedKernels> bufferizeKernels(ModuleOp execModule) {
     copy.erase();
   });
   result.scratchBytes = hoistScratch(*result.module);
+  // An in-place launch passes one buffer as the operand and the result (its
+  // init argument, after the operands; in-place kernels have one result).
+  execModule.walk([&](exec::LaunchOp launch) {
+    auto inplace = launch.getInplaceOperands();
+    if (!inplace || inplace->empty())
+      return;
+    SmallVector<unsigned> &args = result.mayAlias[launch.getKernel()];
+    for (int64_t operand : *inplace)
+      args.push_back(operand);
+    args.push_back(launch.getArgs().size());
+    llvm::sort(args);
+    args.erase(llvm::unique(args), args.end());
+  });
   stackAllocateInLoops(*result.module);
   collapseContiguousLoops(*result.module);
   if (auto err = runPipeline(*result.module, kLoopsPipeline, "kernel loop generation"))

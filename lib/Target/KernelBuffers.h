@@ -32,6 +32,11 @@ struct BufferizedKernels {
   /// would otherwise allocate on every run, passed as extra trailing buffer
   /// arguments that the memory planner places in the arena.
   llvm::StringMap<llvm::SmallVector<int64_t>> scratchBytes;
+  /// Per kernel, the arguments that may share a buffer with another one:
+  /// the operands a launch lets the planner overwrite with its result
+  /// (exec.launch's inplace_operands), and that result. Every other argument
+  /// is a buffer of its own.
+  llvm::StringMap<llvm::SmallVector<unsigned>> mayAlias;
 };
 
 /// Bufferizes the kernel functions of an exec-level module (every private

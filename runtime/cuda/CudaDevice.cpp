@@ -55,8 +55,9 @@ struct EntryPlan {
 
 class CudaSession final : public DeviceSession {
 public:
-  CudaSession(const Module &module, const CudaDriver &driver, int index)
-      : module_(module), driver_(driver), index_(index), where_("cuda:" + std::to_string(index)) {}
+  CudaSession(const Module &module, const CudaDriver &driver, int index, void *callerStream)
+      : module_(module), driver_(driver), index_(index), where_("cuda:" + std::to_string(index)),
+        callerStream_(callerStream ? static_cast<CUstream>(callerStream) : CU_STREAM_LEGACY) {}
   ~CudaSession() override;
 
   Status init();
@@ -86,6 +87,11 @@ private:
   const CublasLt *lt_ = nullptr;
   cublasLtHandle_t ltHandle_ = nullptr;
   CUstream stream_ = nullptr;
+  /// The caller's stream, and the event each run records on it for stream_
+  /// to wait for: the session's stream is non-blocking, so without it a run
+  /// would not wait for the caller's writes to its device inputs.
+  CUstream callerStream_;
+  CUevent callerReady_ = nullptr;
   CUdeviceptr arena_ = 0;
   int64_t arenaBytes_ = 0;
   CUdeviceptr workspace_ = 0;
@@ -129,6 +135,7 @@ Status CudaSession::init() {
       &state));
   code_ = static_cast<const CudaModule *>(state);
   NNCC_CU_CALL(driver_, where_, cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
+  NNCC_CU_CALL(driver_, where_, cuEventCreate, &callerReady_, CU_EVENT_DISABLE_TIMING);
 
   // One allocation: scratch (the largest entry's arena), then staging for
   // host inputs and outputs (the largest entry's, each region aligned), then
@@ -254,6 +261,8 @@ CudaSession::~CudaSession() {
     lt_->sym().cublasLtDestroy(ltHandle_);
   if (arena_)
     cu.cuMemFree(arena_);
+  if (callerReady_)
+    cu.cuEventDestroy(callerReady_);
   if (stream_)
     cu.cuStreamDestroy(stream_);
 }
@@ -430,6 +439,20 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
     return where_ + format(": entry '%s' (%s '%s')", entry.name, what, name);
   };
 
+  // Nothing of this run starts before the work queued on the caller's
+  // stream so far (which may still be writing device inputs).
+  const char *call = "cuEventRecord";
+  CUresult waited = driver_.sym().cuEventRecord(callerReady_, callerStream_);
+  if (waited == CUDA_SUCCESS) {
+    call = "cuStreamWaitEvent";
+    waited = driver_.sym().cuStreamWaitEvent(stream_, callerReady_, 0);
+  }
+  if (waited != CUDA_SUCCESS)
+    return driver_.check(waited, call,
+                         where_ + format(": entry '%s' (waiting for the caller's stream, "
+                                         "nncc_session_options.cuda_stream)",
+                                         entry.name));
+
   // Inputs: device memory of this GPU in place, anything else copied in.
   // After the first copy is queued every error still ends at the stream's
   // synchronization below (the first error is returned).
@@ -517,11 +540,12 @@ int cudaDeviceCount() {
   return CudaDriver::get(&driver).isOk() ? driver->deviceCount() : 0;
 }
 
-Status createCudaSession(const Module &module, int index, std::unique_ptr<DeviceSession> *out) {
+Status createCudaSession(const Module &module, int index, const SessionConfig &config,
+                         std::unique_ptr<DeviceSession> *out) {
   const CudaDriver *driver = nullptr;
   NNCC_RETURN_IF_ERROR(
       CudaDriver::get(&driver).prefix("cannot open device cuda:" + std::to_string(index) + ": "));
-  auto session = std::make_unique<CudaSession>(module, *driver, index);
+  auto session = std::make_unique<CudaSession>(module, *driver, index, config.cudaStream);
   NNCC_RETURN_IF_ERROR(session->init());
   *out = std::move(session);
   return Status::ok();

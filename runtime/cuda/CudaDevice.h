@@ -11,7 +11,10 @@ namespace nncc::rt {
 /// and weights shared per device, and each entry captured into a CUDA Graph
 /// on its second run (the first is eager) and replayed after. Errors name the
 /// device, the call and the step.
-Status createCudaSession(const Module &module, int index, std::unique_ptr<DeviceSession> *out);
+/// Each run first waits on the device for the work queued on
+/// config.cudaStream (the legacy default stream when null).
+Status createCudaSession(const Module &module, int index, const SessionConfig &config,
+                         std::unique_ptr<DeviceSession> *out);
 
 /// Devices the CUDA driver reports; 0 without a driver or GPU.
 int cudaDeviceCount();

@@ -340,6 +340,9 @@ SmallVector<Value> buildSoftmax(OpBuilder &b, Operation *op, const ElementReader
 
 /// Head dims up to this many are dot-multiplied in straight-line code.
 constexpr int64_t kMaxUnrolledDepth = 128;
+/// Keys whose scores an attention row holds at once: 16 KB of f32, the
+/// largest per-iteration temporary kernels keep on the stack (KernelBuffers).
+constexpr int64_t kMaxScoreChunk = 4096;
 
 /// The sum of `terms` (at least one) as a balanced tree.
 Value treeSum(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
@@ -351,7 +354,8 @@ Value treeSum(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
 
 /// attention, one (batch..., query) row at a time: the row's Sk scores, their
 /// maximum, p = exp(s - max), then the sum of p_j * v_j over the keys.
-/// Only one row of scores exists at a time (per thread), never the matrix.
+/// Only one row of scores exists at a time (per thread), never the matrix,
+/// and of a row longer than kMaxScoreChunk keys one chunk at a time.
 SmallVector<Value> buildAttention(OpBuilder &b, nn::AttentionOp op, const ElementReader &reader, ValueRange inits,
                                   ArrayRef<int64_t> outPerm) {
   Location loc = op.getLoc();
@@ -402,46 +406,98 @@ SmallVector<Value> buildAttention(OpBuilder &b, nn::AttentionOp op, const Elemen
                                   reader.read(nb, il, mask, broadcastIndex(nb, il, at(batch, query, j), shapeOf(mask))));
       return s;
     };
-    // The row's scores (Sk floats, stack memory on the CPU), computed once
-    // so that exp(s - max) over them vectorizes. A compare-and-select
-    // running maximum (not a reduction the loop vectorizer recognizes) keeps
-    // it from vectorizing over keys with gathers; the dot product over the
-    // contiguous head dim vectorizes instead.
-    auto maxAndScores = forLoop(rb, l, keys, {lowestValue(rb, l, t, false), emptyTensor(rb, l, {keys}, t)},
-                                [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
-                                  Value s = score(nb, il, j);
-                                  Value grows = arith::CmpFOp::create(nb, il, arith::CmpFPredicate::OGT, s, carried[0]);
-                                  return {arith::SelectOp::create(nb, il, grows, s, carried[0]),
-                                          tensor::InsertOp::create(nb, il, s, carried[1], j)};
-                                });
-    Value max = maxAndScores[0], scores = maxAndScores[1];
-    Value probs = generic(rb, l, scores, scores, {rb.getMultiDimIdentityMap(1), rb.getMultiDimIdentityMap(1)},
-                          {utils::IteratorType::parallel},
-                          [&](OpBuilder &nb, Location il, ValueRange s) -> SmallVector<Value> {
-                            return {math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, s[0], max))};
+    // The scores of keys [start, start + size) (Sk floats at most kMaxScoreChunk,
+    // stack memory on the CPU, local memory on a GPU) with their maximum,
+    // computed once so that exp(s - max) over them vectorizes. A
+    // compare-and-select running maximum (not a reduction the loop
+    // vectorizer recognizes) keeps it from vectorizing over keys with
+    // gathers; the dot product over the contiguous head dim vectorizes
+    // instead. `start` is null for the first key.
+    auto keyAt = [&](OpBuilder &nb, Location il, Value start, Value j) -> Value {
+      return start ? arith::AddIOp::create(nb, il, start, j).getResult() : j;
+    };
+    auto scoresOf = [&](OpBuilder &cb, Location cl, Value start, int64_t size) {
+      return forLoop(cb, cl, size, {lowestValue(cb, cl, t, false), emptyTensor(cb, cl, {size}, t)},
+                     [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
+                       Value s = score(nb, il, keyAt(nb, il, start, j));
+                       Value grows = arith::CmpFOp::create(nb, il, arith::CmpFPredicate::OGT, s, carried[0]);
+                       return {arith::SelectOp::create(nb, il, grows, s, carried[0]),
+                               tensor::InsertOp::create(nb, il, s, carried[1], j)};
+                     });
+    };
+    // p = exp(s - shift) over the scores, and their sum.
+    auto probsOf = [&](OpBuilder &cb, Location cl, Value scores, Value shift, int64_t size) {
+      Value probs = generic(cb, cl, scores, scores, {cb.getMultiDimIdentityMap(1), cb.getMultiDimIdentityMap(1)},
+                            {utils::IteratorType::parallel},
+                            [&](OpBuilder &nb, Location il, ValueRange s) -> SmallVector<Value> {
+                              return {math::ExpOp::create(nb, il, arith::SubFOp::create(nb, il, s[0], shift))};
+                            })[0];
+      Value sum = forLoop(cb, cl, size, scalarConstant(cb, cl, t, 0),
+                          [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
+                            return {arith::AddFOp::create(nb, il, acc[0], tensor::ExtractOp::create(nb, il, probs, j))};
                           })[0];
-    Value sum = forLoop(rb, l, keys, scalarConstant(rb, l, t, 0),
-                        [&](OpBuilder &nb, Location il, Value j, ValueRange acc) -> SmallVector<Value> {
-                          return {arith::AddFOp::create(nb, il, acc[0], tensor::ExtractOp::create(nb, il, probs, j))};
-                        })[0];
+      return std::make_pair(probs, sum);
+    };
     // The output row accumulates p_j * v_j key by key: each step is an
     // axpy over the contiguous head dim, which vectorizes (summing each
     // output element over the keys instead reads v with a stride and stays
     // scalar). The row lives in stack memory, like the scores.
+    auto accumulate = [&](OpBuilder &cb, Location cl, Value acc, Value probs, Value start, int64_t size) {
+      return forLoop(cb, cl, size, acc,
+                     [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
+                       Value p = tensor::ExtractOp::create(nb, il, probs, j);
+                       Value key = keyAt(nb, il, start, j);
+                       return {writeRow(nb, il, carried[0],
+                                        [&](OpBuilder &db, Location dl, ArrayRef<Value> e, Value old) -> Value {
+                                          Value ve = reader.read(db, dl, op.getV(), at(batch, key, e[0]));
+                                          return arith::AddFOp::create(db, dl, old,
+                                                                       arith::MulFOp::create(db, dl, p, ve));
+                                        })[0]};
+                     })[0];
+    };
     Value zeros = writeRow(rb, l, emptyTensor(rb, l, {dv}, t),
                            [&](OpBuilder &nb, Location il, ArrayRef<Value>, Value) -> Value {
                              return scalarConstant(nb, il, t, 0);
                            })[0];
-    Value acc = forLoop(rb, l, keys, zeros,
-                        [&](OpBuilder &nb, Location il, Value j, ValueRange carried) -> SmallVector<Value> {
-                          Value p = tensor::ExtractOp::create(nb, il, probs, j);
-                          return {writeRow(nb, il, carried[0],
-                                           [&](OpBuilder &db, Location dl, ArrayRef<Value> e, Value old) -> Value {
-                                             Value ve = reader.read(db, dl, op.getV(), at(batch, j, e[0]));
-                                             return arith::AddFOp::create(db, dl, old,
-                                                                          arith::MulFOp::create(db, dl, p, ve));
-                                           })[0]};
-                        })[0];
+    Value acc, sum;
+    if (keys <= kMaxScoreChunk) {
+      auto maxAndScores = scoresOf(rb, l, nullptr, keys);
+      auto [probs, total] = probsOf(rb, l, maxAndScores[1], maxAndScores[0], keys);
+      acc = accumulate(rb, l, zeros, probs, nullptr, keys);
+      sum = total;
+    } else {
+      // Longer rows go chunk by chunk with the online softmax: the running
+      // maximum m, sum and accumulator are rescaled by exp(m - m') when a
+      // chunk raises the maximum to m'. Per-thread memory stays one chunk
+      // of scores whatever the sequence length (a whole row would be a heap
+      // allocation per row: device malloc on a GPU).
+      auto chunk = [&](OpBuilder &cb, Location cl, Value start, int64_t size, ValueRange state) -> SmallVector<Value> {
+        auto maxAndScores = scoresOf(cb, cl, start, size);
+        Value max = arith::MaximumFOp::create(cb, cl, state[0], maxAndScores[0]);
+        // While every score so far is -inf (masked), shift by 0: exp(-inf)
+        // is 0 where exp(-inf - -inf) would be NaN.
+        Value none = arith::CmpFOp::create(cb, cl, arith::CmpFPredicate::OEQ, max, lowestValue(cb, cl, t, false));
+        Value shift = arith::SelectOp::create(cb, cl, none, scalarConstant(cb, cl, t, 0), max);
+        Value rescale = math::ExpOp::create(cb, cl, arith::SubFOp::create(cb, cl, state[0], shift));
+        auto [probs, chunkSum] = probsOf(cb, cl, maxAndScores[1], shift, size);
+        Value total = arith::AddFOp::create(cb, cl, arith::MulFOp::create(cb, cl, state[1], rescale), chunkSum);
+        Value scaled = writeRow(cb, cl, state[2], [&](OpBuilder &nb, Location il, ArrayRef<Value>, Value old) -> Value {
+          return arith::MulFOp::create(nb, il, old, rescale);
+        })[0];
+        return {max, total, accumulate(cb, cl, scaled, probs, start, size)};
+      };
+      int64_t full = keys / kMaxScoreChunk, tail = keys % kMaxScoreChunk;
+      SmallVector<Value> state = forLoop(
+          rb, l, full, {lowestValue(rb, l, t, false), scalarConstant(rb, l, t, 0), zeros},
+          [&](OpBuilder &nb, Location il, Value c, ValueRange carried) {
+            Value start = arith::MulIOp::create(nb, il, c, indexConstant(nb, il, kMaxScoreChunk));
+            return chunk(nb, il, start, kMaxScoreChunk, carried);
+          });
+      if (tail)
+        state = chunk(rb, l, indexConstant(rb, l, full * kMaxScoreChunk), tail, state);
+      sum = state[1];
+      acc = state[2];
+    }
     return writeRow(rb, l, outRow, [&](OpBuilder &nb, Location il, ArrayRef<Value> e, Value) -> Value {
       return arith::DivFOp::create(nb, il, tensor::ExtractOp::create(nb, il, acc, e[0]), sum);
     });

@@ -192,6 +192,81 @@ TEST(Cuda, DevicePointerInputsAndOutputs) {
   memFree(dz);
 }
 
+/// The driver's exported name of `fn` (cuda.h maps some to their _v2).
+#define NNCC_DRIVER_NAME(fn) NNCC_DRIVER_NAME_(fn)
+#define NNCC_DRIVER_NAME_(fn) #fn
+
+// A run waits (on the device) for the work queued on the caller's stream
+// before it reads device inputs: by default the legacy default stream, else
+// SessionOptions::cudaStream. Under the host fixture the caller's streams are
+// lazy, so an input write the run did not wait for would still be undone.
+TEST(Cuda, RunsWaitForTheCallersStream) {
+  SKIP_WITHOUT_GPU();
+  nncc::Module m = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
+  const char *driver = std::getenv("NNCC_CUDA_DRIVER");
+  void *lib = dlopen(driver && *driver ? driver : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(lib);
+  auto retain = reinterpret_cast<decltype(&cuDevicePrimaryCtxRetain)>(
+      dlsym(lib, NNCC_DRIVER_NAME(cuDevicePrimaryCtxRetain)));
+  auto setCurrent =
+      reinterpret_cast<decltype(&cuCtxSetCurrent)>(dlsym(lib, NNCC_DRIVER_NAME(cuCtxSetCurrent)));
+  auto memAlloc = reinterpret_cast<decltype(&cuMemAlloc)>(dlsym(lib, NNCC_DRIVER_NAME(cuMemAlloc)));
+  auto memFree = reinterpret_cast<decltype(&cuMemFree)>(dlsym(lib, NNCC_DRIVER_NAME(cuMemFree)));
+  auto htodAsync = reinterpret_cast<decltype(&cuMemcpyHtoDAsync)>(
+      dlsym(lib, NNCC_DRIVER_NAME(cuMemcpyHtoDAsync)));
+  auto streamCreate =
+      reinterpret_cast<decltype(&cuStreamCreate)>(dlsym(lib, NNCC_DRIVER_NAME(cuStreamCreate)));
+  auto streamSync = reinterpret_cast<decltype(&cuStreamSynchronize)>(
+      dlsym(lib, NNCC_DRIVER_NAME(cuStreamSynchronize)));
+  auto streamDestroy =
+      reinterpret_cast<decltype(&cuStreamDestroy)>(dlsym(lib, NNCC_DRIVER_NAME(cuStreamDestroy)));
+  ASSERT_TRUE(retain && setCurrent && memAlloc && memFree && htodAsync && streamCreate &&
+              streamSync && streamDestroy);
+  // Only the host fixture has it; a GPU runs the same checks without forcing the race.
+  auto setLazy = reinterpret_cast<void (*)(CUstream, int)>(dlsym(lib, "nncc_host_cuda_set_lazy"));
+  CUcontext primary = nullptr;
+  ASSERT_EQ(retain(&primary, 0), CUDA_SUCCESS);
+  ASSERT_EQ(setCurrent(primary), CUDA_SUCCESS);
+  CUdeviceptr dx = 0;
+  ASSERT_EQ(memAlloc(&dx, 512), CUDA_SUCCESS);
+  nncc::Tensor x = nncc::Tensor::device(dx, nncc::DType::f32, {16, 8});
+
+  // The default: work on the legacy default stream (cudaMemcpy's).
+  nncc::Session byDefault(m, nncc::Device::cuda(0));
+  if (setLazy)
+    setLazy(CU_STREAM_LEGACY, 1);
+  std::vector<float> x1 = makeInput(31);
+  ASSERT_EQ(htodAsync(dx, x1.data(), 512, CU_STREAM_LEGACY), CUDA_SUCCESS);
+  expectGpuKernelOutputs(byDefault.run("forward", {{"x", x}}), x1);
+  if (setLazy)
+    setLazy(CU_STREAM_LEGACY, 0);
+
+  // The caller's own stream, twice (the second run replays a CUDA Graph).
+  CUstream mine = nullptr;
+  ASSERT_EQ(streamCreate(&mine, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  if (setLazy)
+    setLazy(mine, 1);
+  nncc::SessionOptions options;
+  options.cudaStream = mine;
+  nncc::Session onMine(m, nncc::Device::cuda(0), options);
+  std::vector<float> x2 = makeInput(32), x3 = makeInput(33);
+  ASSERT_EQ(htodAsync(dx, x2.data(), 512, mine), CUDA_SUCCESS);
+  expectGpuKernelOutputs(onMine.run("forward", {{"x", x}}), x2);
+  ASSERT_EQ(htodAsync(dx, x3.data(), 512, mine), CUDA_SUCCESS);
+  expectGpuKernelOutputs(onMine.run("forward", {{"x", x}}), x3);
+
+  if (setLazy) {
+    // The fixture's race is real: a session waiting on another stream reads
+    // the input before the write queued on `mine`.
+    std::vector<float> x4 = makeInput(34);
+    ASSERT_EQ(htodAsync(dx, x4.data(), 512, mine), CUDA_SUCCESS);
+    expectGpuKernelOutputs(byDefault.run("forward", {{"x", x}}), x3);
+  }
+  ASSERT_EQ(streamSync(mine), CUDA_SUCCESS);
+  streamDestroy(mine);
+  memFree(dx);
+}
+
 // A profiled session runs step by step with events: every step is recorded
 // once per run, on device cuda:0.
 TEST(Cuda, ProfilingRecordsEachStep) {
