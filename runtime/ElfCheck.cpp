@@ -7,11 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Module.h"
+#include "nncc/plan_hash.h"
 
 #include <cerrno>
 #include <cstring>
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -56,6 +58,34 @@ bool readAt(int fd, uint64_t offset, void *out, size_t bytes) {
 
 bool fits(uint64_t offset, uint64_t bytes, uint64_t size) {
   return offset <= size && bytes <= size - offset;
+}
+
+/// The whole file against the trailer nncc appended (include/nncc/plan_hash.h).
+Status checkFileTrailer(int fd, uint64_t size) {
+  const char *untagged = "truncated or corrupt, or not an nncc module: the file does not end with "
+                         "the integrity trailer nncc writes (strip and similar tools drop it)";
+  if (size < sizeof(Ehdr) + kFileTrailerBytes)
+    return error(NNCC_ERROR_INVALID_MODULE, untagged);
+  void *map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (map == MAP_FAILED)
+    return error(NNCC_ERROR_INVALID_MODULE, std::string("cannot map the file: ") + std::strerror(errno));
+  const auto *bytes = static_cast<const uint8_t *>(map);
+  size_t body = static_cast<size_t>(size - kFileTrailerBytes);
+  bool tagged = std::memcmp(bytes + body, kFileTrailerMagic, sizeof(kFileTrailerMagic)) == 0;
+  uint64_t recorded = 0;
+  for (int i = 0; i < 8; ++i)
+    recorded |= uint64_t(bytes[body + 8 + i]) << (8 * i);
+  uint64_t sum = tagged ? fileChecksum(bytes, body) : 0;
+  munmap(map, size);
+  if (!tagged)
+    return error(NNCC_ERROR_INVALID_MODULE, untagged);
+  if (sum != recorded)
+    return error(NNCC_ERROR_INVALID_MODULE,
+                 format("the file is corrupt (checksum 0x%016llx, nncc recorded 0x%016llx): it "
+                        "changed after nncc wrote it",
+                        static_cast<unsigned long long>(sum),
+                        static_cast<unsigned long long>(recorded)));
+  return Status::ok();
 }
 
 } // namespace
@@ -109,7 +139,7 @@ Status checkElfFile(const std::string &path) {
     if (p.p_type == PT_LOAD && !fits(p.p_offset, p.p_filesz, size))
       return corrupt("a loadable segment ends at byte " + std::to_string(p.p_offset + p.p_filesz));
   }
-  return Status::ok();
+  return checkFileTrailer(fd, size);
 }
 
 } // namespace nncc::rt

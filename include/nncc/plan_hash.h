@@ -50,6 +50,32 @@ private:
   uint64_t h_ = 14695981039346656037ull;
 };
 
+/// Every model.so ends with a 16-byte trailer after its ELF contents: these 8
+/// bytes, then fileChecksum of everything before the trailer (little-endian).
+/// The runtime checks it before dlopen, so a flipped bit anywhere in the file
+/// (code, relocations, dynamic section, plan, embedded weights) is a clear
+/// error instead of a crash or a silently different output. ELF loaders
+/// ignore bytes past the section headers; `strip` drops them (the runtime
+/// then refuses the file as modified).
+constexpr char kFileTrailerMagic[8] = {'N', 'N', 'C', 'C', 'S', 'U', 'M', '1'};
+constexpr size_t kFileTrailerBytes = 16;
+
+/// A 64-bit hash of `n` bytes taking 8 at a time (FNV-1a's step on words):
+/// several GB/s, since it covers embedded weights too.
+inline uint64_t fileChecksum(const uint8_t *p, size_t n) {
+  uint64_t h = 14695981039346656037ull;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; ++i)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h ^ (h >> 32) ^ n;
+}
+
 } // namespace nncc
 
 #endif // NNCC_PLAN_HASH_H

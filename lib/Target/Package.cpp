@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "ModuleAbiText.inc"
+#include "nncc/plan_hash.h"
 
 namespace nncc {
 namespace {
@@ -29,6 +30,31 @@ llvm::Error writeFile(llvm::StringRef path, llvm::StringRef contents) {
   if (out.has_error()) {
     std::string why = out.error().message();
     out.clear_error(); // else the stream's destructor aborts the compiler
+    return fail("cannot write '" + path + "': " + why);
+  }
+  return llvm::Error::success();
+}
+
+/// Appends the integrity trailer of include/nncc/plan_hash.h to the linked
+/// module at `path`.
+llvm::Error appendFileTrailer(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return fail("cannot read '" + path + "': " + buffer.getError().message());
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  uint64_t sum = fileChecksum(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  std::string trailer(kFileTrailerMagic, sizeof(kFileTrailerMagic));
+  for (int i = 0; i < 8; ++i)
+    trailer.push_back(static_cast<char>(sum >> (8 * i)));
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Append);
+  if (ec)
+    return fail("cannot write '" + path + "': " + ec.message());
+  out << trailer;
+  out.close();
+  if (out.has_error()) {
+    std::string why = out.error().message();
+    out.clear_error();
     return fail("cannot write '" + path + "': " + why);
   }
   return llvm::Error::success();
@@ -138,6 +164,8 @@ llvm::Error packageSharedLibrary(const ModulePlan &plan, mlir::ModuleOp llvmKern
     return fail("linking '" + outputPath + "' with " + *cc + " failed" +
                 (error.empty() ? "" : ": " + error) + "\n" + output);
   }
+  if (auto err = appendFileTrailer(module->tempPath()))
+    return err;
   if (weights)
     if (auto err = weights->commit())
       return err;

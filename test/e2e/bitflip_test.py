@@ -6,11 +6,13 @@ give outputs identical to the intact module's; a crash (signal), a hang
 (timeout) or a silently different output fails the test. Prints the count of
 each outcome.
 
---region plan (the default) flips bits of the plan's tables (every sized
-data object: the nncc_module struct, entries, steps, args, dims...): what the
-plan checksum and the verifier guard. --region all flips any bit of the file, including machine code and the
-dynamic loader's tables, which dlopen and the CPU act on before (or without)
-any check of the runtime: a measurement, expected to show crashes.
+--region all (the default) flips any bit of the file before its integrity
+trailer: machine code, the dynamic loader's tables, the plan. The runtime
+checks the whole file against the trailer before dlopen.
+--region plan flips bits of the plan's tables only (every sized data object:
+the nncc_module struct, entries, steps, args, dims...) and then recomputes the
+trailer, as if the file had been rewritten with a valid one: what the plan
+checksum, the bounds-checked walk and the verifier guard on their own.
 
     bitflip_test.py --nncc NNCC --nncc-run NNCC_RUN [--flips N] [--seed S]
                     [--region plan|all] [--work-dir D]
@@ -48,6 +50,22 @@ def outcome(args, so, in_dir, out_dir, ref_dir):
     return ("identical" if same else "differ"), ""
 
 
+TRAILER_MAGIC = b"NNCCSUM1"
+MASK = (1 << 64) - 1
+
+
+def file_checksum(data):
+    """include/nncc/plan_hash.h's fileChecksum."""
+    h = 14695981039346656037
+    words = len(data) // 8
+    for (w,) in struct.iter_unpack("<Q", data[:words * 8]):
+        h = ((h ^ w) * 1099511628211) & MASK
+        h ^= h >> 29
+    for b in data[words * 8:]:
+        h = ((h ^ b) * 1099511628211) & MASK
+    return h ^ (h >> 32) ^ len(data)
+
+
 def plan_bytes(data):
     """File offsets of the plan: every sized data object of the symbol table
     (the nncc_module struct and the tables generated from the plan; kernel
@@ -77,7 +95,7 @@ def main():
     ap.add_argument("--flips", type=int, default=300)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--timeout", type=float, default=20)
-    ap.add_argument("--region", choices=("plan", "all"), default="plan")
+    ap.add_argument("--region", choices=("plan", "all"), default="all")
     ap.add_argument("--work-dir")
     args = ap.parse_args()
     work, tmp = work_folder(args.work_dir, "nncc-bitflip-")
@@ -101,7 +119,10 @@ def main():
         print(f"the intact module: {kind} {why}")
         return 1
 
-    data = open(so, "rb").read()
+    sealed = open(so, "rb").read()
+    if sealed[-16:-8] != TRAILER_MAGIC or struct.unpack("<Q", sealed[-8:])[0] != file_checksum(sealed[:-16]):
+        raise RuntimeError("the module does not end with a valid integrity trailer")
+    data = sealed[:-16]
     rng = random.Random(args.seed)
     flipped = os.path.join(work, "flipped.so")
     shutil.copy(so + ".weights", flipped + ".weights")
@@ -113,8 +134,10 @@ def main():
         bit = rng.choice(where) * 8 + rng.randrange(8)
         b = bytearray(data)
         b[bit // 8] ^= 1 << (bit % 8)
+        trailer = (TRAILER_MAGIC + struct.pack("<Q", file_checksum(bytes(b))) if args.region == "plan"
+                   else sealed[-16:])
         with open(flipped, "wb") as f:
-            f.write(b)
+            f.write(bytes(b) + trailer)
         kind, why = outcome(args, flipped, in_dir, out_dir, ref_dir)
         counts[kind] += 1
         if kind in ("crash", "hang", "differ"):

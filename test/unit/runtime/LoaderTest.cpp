@@ -1,6 +1,8 @@
 //===- LoaderTest.cpp - module loading and its errors ---------------------===//
 #include "TestUtil.h"
 
+#include "nncc/plan_hash.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -76,11 +78,46 @@ TEST(Loader, NotAnElfFile) {
   EXPECT_THAT(msg, HasSubstr("not an ELF shared library"));
 }
 
+/// `so` with nncc's integrity trailer appended (what the packager does).
+std::string sealedCopy(const std::string &so, const std::string &path) {
+  std::string bytes = readFile(so);
+  uint64_t sum = nncc::fileChecksum(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  bytes.append(nncc::kFileTrailerMagic, sizeof(nncc::kFileTrailerMagic));
+  for (int i = 0; i < 8; ++i)
+    bytes.push_back(static_cast<char>(sum >> (8 * i)));
+  writeFile(path, bytes.data(), bytes.size());
+  return path;
+}
+
 TEST(Loader, NotAnNnccModule) {
+  // Without the trailer: refused before dlopen.
   auto [status, msg] = loadError(NNCC_RUNTIME_SO);
   EXPECT_EQ(status, NNCC_ERROR_INVALID_MODULE);
   EXPECT_THAT(msg, HasSubstr("not an nncc module"));
+  EXPECT_THAT(msg, HasSubstr("integrity trailer"));
+  // With one, a library without the module symbol is refused after it.
+  std::string sealed = sealedCopy(NNCC_RUNTIME_SO, makeTempDir("Loader.NotNncc") + "/lib.so");
+  std::tie(status, msg) = loadError(sealed);
+  EXPECT_EQ(status, NNCC_ERROR_INVALID_MODULE);
+  EXPECT_THAT(msg, HasSubstr("not an nncc module"));
   EXPECT_THAT(msg, HasSubstr(NNCC_MODULE_SYMBOL));
+}
+
+TEST(Loader, AnyChangedByteIsRefused) {
+  // One flipped bit anywhere before the trailer (ELF headers, code,
+  // relocations, plan, weights) fails the whole-file checksum, before dlopen
+  // runs anything of the file.
+  std::string dir = makeTempDir("Loader.Flipped");
+  std::string full = readFile(FIXTURE_OK_SO);
+  for (size_t at : {size_t(100), full.size() / 4, full.size() / 2, full.size() - 17}) {
+    std::string bytes = full;
+    bytes[at] ^= 0x10;
+    std::string path = dir + "/flipped_" + std::to_string(at) + ".so";
+    writeFile(path, bytes.data(), bytes.size());
+    auto [status, msg] = loadError(path);
+    EXPECT_EQ(status, NNCC_ERROR_INVALID_MODULE) << at;
+    EXPECT_THAT(msg, HasSubstr("corrupt")) << at << ": " << msg;
+  }
 }
 
 TEST(Loader, BadChecksum) {
