@@ -2,6 +2,7 @@
 #include "lib/Support/Error.h"
 
 #include "lib/Import/NodeContext.h"
+#include "lib/Import/SizeLimits.h"
 #include "lib/Import/TensorConversion.h"
 
 #include "dialects/NN/NNOps.h"
@@ -35,6 +36,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, size_t inde
       continue;
     if ((size_t)i >= outputs.size() || !outputs[i])
       return ctx.error("output '" + node.output(i) + "' is not supported");
+    // Checked on what the handler built, which is shape inference's type or
+    // the handler's own where inference gave none.
+    if (auto type = dyn_cast<RankedTensorType>(outputs[i].getType()))
+      if (auto problem = tensorSizeProblem(type))
+        return ctx.error("output '" + node.output(i) + "' has " + *problem);
     values_[node.output(i)] = outputs[i];
   }
   return success();
