@@ -17,8 +17,8 @@
 namespace nncc::import {
 
 /// Bytes of any one tensor a type describes (graph inputs, node results):
-/// 1 TiB, more than any one GPU or most hosts hold, and small enough that
-/// adding up the byte sizes of a model's tensors cannot overflow int64.
+/// 1 TiB, more than any one GPU or most hosts hold, and small enough that the
+/// byte sizes of 2^23 such tensors add up without overflowing int64.
 constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
 
 /// Bytes of a constant the compiler materializes from a short description

@@ -338,6 +338,25 @@ LogicalResult range(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if ((intDelta && llvm::is_contained(*intDelta, 0)) ||
       (floatDelta && llvm::is_contained(*floatDelta, 0.0)))
     return ctx.error("delta '" + ctx.node().input(2) + "' is 0");
+  // libonnx computes limit - start in int64 unchecked: Range(-2^62, 2^62, 1)
+  // got 0 elements. The exact length must agree with the inferred one.
+  auto start = ctx.constInts(0), limit = ctx.constInts(1);
+  if (start && limit && intDelta && start->size() == 1 && limit->size() == 1 &&
+      intDelta->size() == 1 && type->getRank() == 1) {
+    APInt span = APInt(128, (*limit)[0], /*isSigned=*/true) - APInt(128, (*start)[0], true);
+    APInt delta(128, (*intDelta)[0], /*isSigned=*/true);
+    APInt count = span.sdiv(delta);
+    if (!span.srem(delta).isZero() && span.isNegative() == delta.isNegative())
+      count += 1;
+    if (count.isNegative())
+      count = 0;
+    if (!count.isSignedIntN(64))
+      return ctx.error("its start, limit and delta make more elements than int64 can count");
+    if (!type->isDynamicDim(0) && type->getDimSize(0) != count.getSExtValue())
+      return ctx.error(llvm::formatv("its start, limit and delta make {0} elements; shape "
+                                     "inference gave {1}",
+                                     count.getSExtValue(), type->getDimSize(0)));
+  }
   out.push_back(build<nn::RangeOp>(ctx, *type, {ctx.input(0), ctx.input(1), ctx.input(2)}));
   return success();
 }
