@@ -59,6 +59,19 @@ def models():
                                                 keepdims=1)],
                 [vi("x", [2, 6, 3])], [vi("y", [2, 1, 3])])
 
+    # Constant shapes, indices and ranges: the importer checks their sizes and
+    # values before it allocates (lib/Import/SizeLimits.h).
+    consts = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+              [("dims", [2, 3]), ("start", 0), ("limit", 3), ("delta", 1)]]
+    yield model("shape_ops",
+                [helper.make_node("ConstantOfShape", ["dims"], ["c"],
+                                  value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
+                 helper.make_node("Expand", ["x", "dims"], ["e"]),
+                 helper.make_node("Add", ["c", "e"], ["s"]),
+                 helper.make_node("Range", ["start", "limit", "delta"], ["idx"]),
+                 helper.make_node("Gather", ["s", "idx"], ["y"], axis=1)],
+                [vi("x", [1, 3])], [vi("y", [2, 3])], consts)
+
 
 def main():
     if len(sys.argv) != 2:

@@ -2,6 +2,7 @@
 #include "lib/Support/Error.h"
 
 #include "lib/Import/NodeContext.h"
+#include "lib/Import/SizeLimits.h"
 #include "lib/Import/TensorConversion.h"
 
 #include "dialects/NN/NNOps.h"
@@ -26,6 +27,16 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, size_t inde
   for (int i = 0; i < node.input_size(); ++i)
     if (!node.input(i).empty() && !lookup(node.input(i)))
       return ctx.error("input '" + node.input(i) + "' is not produced by any earlier node");
+  // libonnx computes sizes in int64 without overflow checks (Conv or Pad
+  // with pads of 2^62): a negative dim is such an overflow, not a dynamic dim.
+  for (const auto &output : node.output())
+    if (const onnx::TypeProto *type = typeOf(output);
+        type && type->has_tensor_type() && type->tensor_type().has_shape())
+      for (const auto &dim : type->tensor_type().shape().dim())
+        if (dim.has_dim_value() && dim.dim_value() < 0)
+          return ctx.error(llvm::formatv("shape inference gives output '{0}' the negative "
+                                         "dimension {1}: its sizes overflow int64",
+                                         output, dim.dim_value()));
   NodeHandler handler = HandlerRegistry::instance().lookup(node.op_type(), model_.opset);
   SmallVector<Value> outputs;
   if (failed(handler(ctx, outputs)))
@@ -35,6 +46,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, size_t inde
       continue;
     if ((size_t)i >= outputs.size() || !outputs[i])
       return ctx.error("output '" + node.output(i) + "' is not supported");
+    // Checked on what the handler built, which is shape inference's type or
+    // the handler's own where inference gave none.
+    if (auto type = dyn_cast<RankedTensorType>(outputs[i].getType()))
+      if (auto problem = tensorSizeProblem(type))
+        return ctx.error("output '" + node.output(i) + "' has " + *problem);
     values_[node.output(i)] = outputs[i];
   }
   return success();

@@ -8,6 +8,7 @@
 
 #include "lib/Import/ModelValidation.h"
 #include "lib/Import/NodeContext.h"
+#include "lib/Import/SizeLimits.h"
 
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
@@ -52,6 +53,22 @@ llvm::Error applyInputShapes(onnx::ModelProto &model, llvm::StringRef file,
     shape->clear_dim();
     for (int64_t d : dims)
       shape->add_dim()->set_dim_value(d);
+  }
+  return llvm::Error::success();
+}
+
+/// Refuses graph inputs (with `--shape` applied) too large for nncc before
+/// libonnx's shape inference computes with their sizes.
+llvm::Error checkInputSizes(const onnx::GraphProto &graph, llvm::StringRef file) {
+  for (const auto &input : graph.input()) {
+    if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape())
+      continue;
+    const auto &tensorType = input.type().tensor_type();
+    llvm::SmallVector<int64_t> dims;
+    for (const auto &dim : tensorType.shape().dim())
+      dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    if (auto problem = tensorSizeProblem(dims, onnxElementBytes(tensorType.elem_type())))
+      return fail(file, "graph input '" + input.name() + "' has " + *problem);
   }
   return llvm::Error::success();
 }
@@ -124,6 +141,8 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
   if (auto err = bindInputs(model, displayName, options))
     return std::move(err);
   if (auto err = applyInputShapes(model, displayName, options))
+    return std::move(err);
+  if (auto err = checkInputSizes(model.graph(), displayName))
     return std::move(err);
 
   // Strict inference reports shape contradictions by node; for opsets newer

@@ -2,6 +2,7 @@
 #include "lib/Support/Error.h"
 
 #include "lib/Import/NodeContext.h"
+#include "lib/Import/SizeLimits.h"
 
 #include "onnx/defs/shape_inference.h"
 
@@ -39,40 +40,12 @@ llvm::Error forEachGraph(const onnx::GraphProto &graph, GraphCheck check) {
   return llvm::Error::success();
 }
 
-/// Bytes per element of a fixed-size ONNX tensor type; 0 for others.
-size_t elementBytes(int dataType) {
-  switch (dataType) {
-  case onnx::TensorProto::BOOL:
-  case onnx::TensorProto::INT8:
-  case onnx::TensorProto::UINT8:
-    return 1;
-  case onnx::TensorProto::INT16:
-  case onnx::TensorProto::UINT16:
-  case onnx::TensorProto::FLOAT16:
-  case onnx::TensorProto::BFLOAT16:
-    return 2;
-  case onnx::TensorProto::INT32:
-  case onnx::TensorProto::UINT32:
-  case onnx::TensorProto::FLOAT:
-    return 4;
-  case onnx::TensorProto::INT64:
-  case onnx::TensorProto::UINT64:
-  case onnx::TensorProto::DOUBLE:
-  case onnx::TensorProto::COMPLEX64:
-    return 8;
-  case onnx::TensorProto::COMPLEX128:
-    return 16;
-  default:
-    return 0;
-  }
-}
-
 /// What is wrong with a tensor's raw data, if anything. libonnx 1.12's
 /// ParseData (shape inference of Reshape, Slice, ... with constant inputs)
 /// reads past the buffer when raw_data is not exactly dims x element size.
 /// (It refuses raw data of other types itself.)
 std::optional<std::string> rawDataProblem(const onnx::TensorProto &tensor) {
-  size_t elemBytes = elementBytes(tensor.data_type());
+  size_t elemBytes = onnxElementBytes(tensor.data_type());
   if (!tensor.has_raw_data() || tensor.data_location() == onnx::TensorProto::EXTERNAL ||
       !elemBytes)
     return std::nullopt;
@@ -118,6 +91,45 @@ llvm::Error checkTensors(const onnx::GraphProto &graph, llvm::StringRef file) {
   return llvm::Error::success();
 }
 
+/// ONNX graphs are in single static assignment form: every name is defined
+/// once, by a graph input, an initializer (which IR 3 also lists as a graph
+/// input) or one node output, and graph outputs are distinct. ONNX's checker
+/// enforces it only for the opsets libonnx knows, and the importer's value
+/// table would silently let the last definition win.
+llvm::Error checkSingleAssignment(const onnx::GraphProto &graph, llvm::StringRef file) {
+  std::set<std::string> inputs, initializers, outputs;
+  for (const auto &input : graph.input())
+    if (!inputs.insert(input.name()).second)
+      return fail(file, "graph input '" + input.name() + "' is listed twice");
+  for (const auto &tensor : graph.initializer())
+    if (!initializers.insert(tensor.name()).second)
+      return fail(file, "initializer '" + tensor.name() + "' is defined twice");
+  for (const auto &sparse : graph.sparse_initializer())
+    if (!initializers.insert(sparse.values().name()).second)
+      return fail(file, "initializer '" + sparse.values().name() + "' is defined twice");
+  std::map<std::string, size_t> writers;
+  for (const auto &[index, node] : llvm::enumerate(graph.node()))
+    for (const auto &output : node.output()) {
+      if (output.empty())
+        continue;
+      auto culprit = [&] {
+        return describeNode(node, index) + " (" + node.op_type() + "): output '" + output + "' ";
+      };
+      if (inputs.count(output))
+        return fail(file, culprit() + "has the name of a graph input");
+      if (initializers.count(output))
+        return fail(file, culprit() + "has the name of an initializer");
+      auto [writer, inserted] = writers.emplace(output, index);
+      if (!inserted)
+        return fail(file, culprit() + "is also written by " +
+                              describeNode(graph.node(writer->second), writer->second));
+    }
+  for (const auto &output : graph.output())
+    if (!outputs.insert(output.name()).second)
+      return fail(file, "graph output '" + output.name() + "' is listed twice");
+  return llvm::Error::success();
+}
+
 /// libonnx 1.12's IR importer (under the version converter) follows a null
 /// pointer for a main-graph output that nothing defines.
 llvm::Error checkOutputsDefined(const onnx::GraphProto &graph, llvm::StringRef file) {
@@ -148,6 +160,20 @@ std::optional<int> convPoolWeightIndex(llvm::StringRef opType, llvm::StringRef d
     return 3;
   if (opType == "MaxPool" || opType == "AveragePool" || opType == "LpPool")
     return -1;
+  return std::nullopt;
+}
+
+/// For the ops whose shape inference is libonnx's getShapeInput: the index of
+/// the input that holds the result's shape.
+std::optional<int> shapeInputIndex(llvm::StringRef opType, llvm::StringRef domain) {
+  if (!domain.empty() && domain != "ai.onnx")
+    return std::nullopt;
+  if (opType == "ConstantOfShape")
+    return 0;
+  if (opType == "Expand" || opType == "Reshape")
+    return 1;
+  if (opType == "Resize")
+    return 3;
   return std::nullopt;
 }
 
@@ -199,6 +225,16 @@ std::function<bool(onnx::InferenceContext &)> inferenceCrashTest(const onnx::OpS
              (weight >= 0 && onnx::hasInputShape(ctx, 0) &&
               knownRankIsNot(ctx, weight, onnx::getInputShape(ctx, 0).dim_size()));
     };
+  // A shape input of known length but unknown values: libonnx makes a shape
+  // of that many unknown dims, and runs out of memory for a length of 1e9.
+  if (std::optional<int> shape = shapeInputIndex(schema.Name(), schema.domain()))
+    return [shape = *shape](onnx::InferenceContext &ctx) {
+      if (!onnx::hasInputShape(ctx, shape))
+        return false;
+      const auto &dims = onnx::getInputShape(ctx, shape);
+      return dims.dim_size() == 1 && dims.dim(0).has_dim_value() &&
+             dims.dim(0).dim_value() > kMaxRank;
+    };
   // Gemm before opset 7 reads dims 0 and 1 of A and B unchecked.
   if (schema.Name() == "Gemm" && schema.domain().empty() && schema.SinceVersion() < 7)
     return [](onnx::InferenceContext &ctx) {
@@ -244,6 +280,8 @@ private:
 } // namespace
 
 llvm::Error validateModel(const onnx::ModelProto &model, llvm::StringRef file) {
+  if (auto err = checkSingleAssignment(model.graph(), file))
+    return err;
   if (auto err = checkOutputsDefined(model.graph(), file))
     return err;
   return forEachGraph(model.graph(), [&](const onnx::GraphProto &graph) -> llvm::Error {

@@ -15,11 +15,13 @@
 
 namespace nncc::import {
 
-/// Rejects what makes libonnx 1.12 crash before shape inference can
-/// report it: tensors (initializers and tensor attributes, in subgraphs too)
-/// whose raw data does not match their shape and type, main-graph outputs
-/// nothing produces, and conv/pool nodes with zero or negative strides,
-/// dilations or kernel_shape. Errors are "<file>: <what is wrong>".
+/// Rejects main graphs that are not in single static assignment form (a name
+/// defined twice, a graph input or output listed twice), for every opset, and
+/// what makes libonnx 1.12 crash before shape inference can report it:
+/// tensors (initializers and tensor attributes, in subgraphs too) whose raw
+/// data does not match their shape and type, main-graph outputs nothing
+/// produces, and conv/pool nodes with zero or negative strides, dilations or
+/// kernel_shape. Errors are "<file>: <what is wrong>".
 llvm::Error validateModel(const onnx::ModelProto &model, llvm::StringRef file);
 
 /// Rejects what makes onnx::version_conversion::ConvertVersion crash when it
@@ -31,8 +33,9 @@ llvm::Error validateForUpgrade(const onnx::ModelProto &model, int opset, llvm::S
 /// except that shapes are not inferred for nodes whose inference function
 /// would crash (conv/pool ops with non-positive strides, dilations or
 /// kernel_shape, or input and weight of different ranks; Gemm before opset 7
-/// with inputs that are not matrices). Such nodes get element types only; the
-/// op handlers or validateForUpgrade report them by name.
+/// with inputs that are not matrices; ConstantOfShape, Expand, Reshape and
+/// Resize whose shape input is longer than kMaxRank). Such nodes get element
+/// types only; the op handlers or validateForUpgrade report them by name.
 const onnx::ISchemaRegistry *shapeInferenceSchemas();
 
 } // namespace nncc::import

@@ -3,6 +3,7 @@
 
 #include "lib/Import/GraphImporter.h"
 #include "lib/Import/ModelLoader.h"
+#include "lib/Import/SizeLimits.h"
 
 #include "dialects/NN/NNDialect.h"
 
@@ -61,6 +62,11 @@ llvm::Error parseShapeOption(llvm::StringRef text, ImportOptions &options) {
       return bad();
     dims.push_back(d);
   }
+  // The element type is not known here; even one byte per element must fit.
+  std::optional<int64_t> count = import::elementCount(dims);
+  if (!count || *count > import::kMaxTensorBytes)
+    return fail("--shape '" + text + "' describes more elements than nncc's limit of 2^40 " +
+                "per tensor (1 TiB)");
   options.inputShapes[name.str()] = dims;
   return llvm::Error::success();
 }

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -42,11 +43,26 @@ llvm::Expected<std::string> readExternalData(const onnx::TensorProto &tensor,
                 "' leaves the model's folder");
   llvm::SmallString<256> path(baseDir);
   llvm::sys::path::append(path, location);
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+  auto cannotRead = [&](std::error_code ec) {
+    return fail("initializer '" + tensor.name() + "': cannot read external data file '" + path +
+                "': " + ec.message());
+  };
+  // A symbolic link inside the folder may point anywhere: the check is on the
+  // file's real path, which is then the one read.
+  llvm::SmallString<256> realDir, realPath;
+  if (std::error_code ec = llvm::sys::fs::real_path(baseDir, realDir))
+    return cannotRead(ec);
+  if (std::error_code ec = llvm::sys::fs::real_path(path, realPath))
+    return cannotRead(ec);
+  llvm::StringRef real = realPath;
+  if (!real.starts_with(realDir) ||
+      !(realDir.ends_with("/") || real.drop_front(realDir.size()).starts_with("/")))
+    return fail("initializer '" + tensor.name() + "': external data file '" + path +
+                "' resolves to '" + real + "', outside the model's folder '" + realDir + "'");
+  auto file = llvm::MemoryBuffer::getFile(realPath, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!file)
-    return fail("initializer '" + tensor.name() + "': cannot read external data file '" +
-                path + "': " + file.getError().message());
+    return cannotRead(file.getError());
   int64_t size = (*file)->getBufferSize();
   if (offset < 0 || offset > size || (length >= 0 && offset + length > size))
     return fail("initializer '" + tensor.name() + "': external data range exceeds file '" +

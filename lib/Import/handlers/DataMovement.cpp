@@ -2,16 +2,34 @@
 /// Split, Slice, Gather, Pad, Resize, Constant and the shape computations.
 #include "lib/Import/handlers/HandlerUtils.h"
 
+#include "lib/Import/SizeLimits.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
 using namespace mlir;
 
 namespace nncc::import {
 namespace {
+
+/// Fails naming the input when shape input `i` holds more entries than a
+/// tensor may have dims (shape inference skips such nodes, see
+/// shapeInferenceSchemas).
+LogicalResult checkShapeLength(NodeContext &ctx, size_t i) {
+  RankedTensorType type = ctx.inputType(i);
+  if (!type || type.getRank() != 1 || type.isDynamicDim(0) || type.getDimSize(0) <= kMaxRank)
+    return success();
+  return ctx.error(llvm::formatv("shape input '{0}' has {1} entries; nncc's limit is {2} dims "
+                                 "per tensor",
+                                 ctx.node().input(i), type.getDimSize(0), kMaxRank));
+}
 
 /// Ops whose ONNX shape input is implied by a static result type: the operand
 /// is passed only while the result is dynamic.
 template <typename OpTy>
 LogicalResult shapedByResult(NodeContext &ctx, SmallVectorImpl<Value> &out, size_t shapeInput,
                              ArrayRef<NamedAttribute> attrs = {}) {
+  if (failed(checkShapeLength(ctx, shapeInput)))
+    return failure();
   auto type = ctx.resultType(0);
   if (failed(type))
     return failure();
@@ -148,13 +166,31 @@ LogicalResult slice(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// Constant indices must lie in [-size, size) along the axis: the kernels
+/// clamp, which would return a wrong row where onnxruntime refuses the model.
+LogicalResult checkConstIndices(NodeContext &ctx, int64_t axis) {
+  int64_t size = ctx.inputType(0).getDimSize(axis);
+  auto indices = ctx.constInput(1);
+  if (!indices || ShapedType::isDynamic(size) || !isa<IntegerType>(indices->getElementType()))
+    return success();
+  for (const APInt &value : indices->getValues<APInt>()) {
+    int64_t index = value.getSExtValue();
+    if (index < -size || index >= size)
+      return ctx.error(llvm::formatv("index {0} in '{1}' is out of range [{2}, {3}] for axis {4} "
+                                     "of '{5}'",
+                                     index, ctx.node().input(1), -size, size - 1, axis,
+                                     ctx.node().input(0)));
+  }
+  return success();
+}
+
 template <typename OpTy>
 LogicalResult gather(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 2)))
     return failure();
   auto axis = axisAttr(ctx, "axis", 0, ctx.inputType(0).getRank());
   auto type = ctx.resultType(0);
-  if (failed(axis) || failed(type))
+  if (failed(axis) || failed(type) || failed(checkConstIndices(ctx, *axis)))
     return failure();
   out.push_back(build<OpTy>(ctx, *type, {ctx.input(0), ctx.input(1)},
                             {i64Attr(ctx, "axis", *axis)}));
@@ -225,6 +261,17 @@ LogicalResult constant(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// Fails naming the node when `type` is static (the op folds into a constant
+/// that the module stores) and larger than kMaxMaterializedBytes.
+LogicalResult checkMaterializedSize(NodeContext &ctx, RankedTensorType type) {
+  if (!type.hasStaticShape())
+    return success();
+  if (auto problem = tensorSizeProblem(type, kMaxMaterializedBytes))
+    return ctx.error("its result has " + *problem +
+                     " (it folds into a constant, which the module stores)");
+  return success();
+}
+
 LogicalResult constantOfShape(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 1)))
     return failure();
@@ -242,12 +289,33 @@ LogicalResult constantOfShape(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   } else {
     value = DenseElementsAttr::get(RankedTensorType::get({1}, ctx.builder().getF32Type()), 0.0f);
   }
+  if (failed(checkMaterializedSize(ctx, *type)))
+    return failure();
   return shapedByResult<nn::ConstantOfShapeOp>(ctx, out, 0, {namedAttr(ctx, "value", value)});
+}
+
+/// Whether `value` is one value repeated that the folders know as such: a
+/// splat nn.constant, a ConstantOfShape, or a reshape or expand of one.
+bool isFoldableSplat(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (auto constant = dyn_cast_or_null<nn::ConstantOp>(op))
+    return constant.getValue().isSplat();
+  if (isa_and_nonnull<nn::ConstantOfShapeOp>(op))
+    return true;
+  if (isa_and_nonnull<nn::ReshapeOp, nn::ExpandOp>(op))
+    return isFoldableSplat(op->getOperand(0));
+  return false;
 }
 
 LogicalResult expand(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 2)))
     return failure();
+  // An Expand of a splat with a static result folds into a constant.
+  if (isFoldableSplat(ctx.input(0))) {
+    auto type = ctx.resultType(0);
+    if (failed(type) || failed(checkMaterializedSize(ctx, *type)))
+      return failure();
+  }
   return shapedByResult<nn::ExpandOp>(ctx, out, 1);
 }
 
@@ -263,6 +331,32 @@ LogicalResult range(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   auto type = ctx.resultType(0);
   if (failed(type))
     return failure();
+  // ONNX leaves the length of a Range with delta 0 undefined (a division by
+  // zero); a model that means it is broken.
+  auto intDelta = ctx.constInts(2);
+  auto floatDelta = ctx.constFloats(2);
+  if ((intDelta && llvm::is_contained(*intDelta, 0)) ||
+      (floatDelta && llvm::is_contained(*floatDelta, 0.0)))
+    return ctx.error("delta '" + ctx.node().input(2) + "' is 0");
+  // libonnx computes limit - start in int64 unchecked: Range(-2^62, 2^62, 1)
+  // got 0 elements. The exact length must agree with the inferred one.
+  auto start = ctx.constInts(0), limit = ctx.constInts(1);
+  if (start && limit && intDelta && start->size() == 1 && limit->size() == 1 &&
+      intDelta->size() == 1 && type->getRank() == 1) {
+    APInt span = APInt(128, (*limit)[0], /*isSigned=*/true) - APInt(128, (*start)[0], true);
+    APInt delta(128, (*intDelta)[0], /*isSigned=*/true);
+    APInt count = span.sdiv(delta);
+    if (!span.srem(delta).isZero() && span.isNegative() == delta.isNegative())
+      count += 1;
+    if (count.isNegative())
+      count = 0;
+    if (!count.isSignedIntN(64))
+      return ctx.error("its start, limit and delta make more elements than int64 can count");
+    if (!type->isDynamicDim(0) && type->getDimSize(0) != count.getSExtValue())
+      return ctx.error(llvm::formatv("its start, limit and delta make {0} elements; shape "
+                                     "inference gave {1}",
+                                     count.getSExtValue(), type->getDimSize(0)));
+  }
   out.push_back(build<nn::RangeOp>(ctx, *type, {ctx.input(0), ctx.input(1), ctx.input(2)}));
   return success();
 }
@@ -330,6 +424,8 @@ LogicalResult resize(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   std::string policy = ctx.attrString("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch")
     return ctx.error("keep_aspect_ratio_policy='" + policy + "' is not supported");
+  if (failed(checkShapeLength(ctx, 3)))
+    return failure();
   auto type = ctx.resultType(0);
   if (failed(type))
     return failure();
