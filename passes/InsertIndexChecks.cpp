@@ -56,6 +56,7 @@ struct InsertIndexChecksPass : nncc::impl::InsertIndexChecksPassBase<InsertIndex
         continue;
       SmallVector<std::pair<Value, std::string>> checks;
       OpBuilder b(func.getContext());
+      bool outOfRange = false;
       func.walk([&](Operation *op) {
         Value data, indices;
         int64_t axis = 0;
@@ -66,17 +67,28 @@ struct InsertIndexChecksPass : nncc::impl::InsertIndexChecksPassBase<InsertIndex
         } else {
           return;
         }
-        if (matchPattern(indices, m_Constant()))
-          return;
         auto dataType = cast<RankedTensorType>(data.getType());
         int64_t n = dataType.getShape()[axis];
-        b.setInsertionPointAfter(op);
         std::string type = isa<nn::GatherOp>(op) ? "Gather" : "GatherElements";
-        checks.push_back({outOfRangeFlag(b, op->getLoc(), indices, n),
-                          "node '" + nodeName(op->getLoc()) + "' (" + type + "): an index is outside [" +
-                              std::to_string(-n) + ", " + std::to_string(n) + ") of axis " +
-                              std::to_string(axis)});
+        std::string what = "node '" + nodeName(op->getLoc()) + "' (" + type + "): an index is outside [" +
+                           std::to_string(-n) + ", " + std::to_string(n) + ") of axis " + std::to_string(axis);
+        // Indices that folding made constant (a Range, a Shape computation)
+        // are checked now: the importer sees only those written as constants.
+        DenseIntElementsAttr constant;
+        if (matchPattern(indices, m_Constant(&constant))) {
+          for (const APInt &index : constant.getValues<APInt>())
+            if (index.getSExtValue() < -n || index.getSExtValue() >= n) {
+              op->emitError(what + " (" + std::to_string(index.getSExtValue()) + ")");
+              outOfRange = true;
+              return;
+            }
+          return;
+        }
+        b.setInsertionPointAfter(op);
+        checks.push_back({outOfRangeFlag(b, op->getLoc(), indices, n), what});
       });
+      if (outOfRange)
+        return signalPassFailure();
       if (checks.empty())
         continue;
       auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());

@@ -57,12 +57,14 @@ def InsertIndexChecksPass : Pass<"nncc-insert-index-checks", "mlir::ModuleOp"> {
   let description = [{
     The kernels clamp indices so that no read leaves its buffer; an index
     outside [-n, n) of the gathered axis is still a wrong answer, which ONNX
-    runtimes report as an error. For every gather whose indices are not a
-    constant (constant indices are checked by the importer), each public
-    function gains an i32 result `reduce_max(idx < -n or idx >= n)` with the
-    result attribute `nncc.check` holding the message naming the ONNX node.
-    The planner keeps such results in the arena as nncc_check flags
-    (module_abi.h); the runtime fails the run with the message when one is set.
+    runtimes report as an error. For every gather whose indices are computed
+    at run time, each public function gains an i32 result
+    `reduce_max(idx < -n or idx >= n)` with the result attribute
+    `nncc.check` holding the message naming the ONNX node; the planner keeps
+    such results in the arena as nncc_check flags (module_abi.h) and the
+    runtime fails the run with the message when one is set. Indices that are
+    constant by now (written as constants, or folded from a Range or a shape
+    computation) are checked here: one out of range is an error.
   }];
   let dependentDialects = ["nncc::nn::NNDialect", "mlir::func::FuncDialect"];
 }

@@ -1,4 +1,4 @@
-// RUN: nncc-opt %s -nncc-insert-index-checks -split-input-file | FileCheck %s
+// RUN: nncc-opt %s -nncc-insert-index-checks -split-input-file -verify-diagnostics | FileCheck %s
 
 // Run-time indices: the function gains an i32 result, reduce_max of
 // (idx < -n or idx >= n), naming the node and the range.
@@ -41,4 +41,14 @@ func.func @elements(%data: tensor<5x3xf32>, %idx: tensor<5x2xi32>) -> (tensor<5x
 func.func private @helper(%data: tensor<5xf32>, %idx: tensor<2xi64>) -> tensor<2xf32> {
   %0 = nn.gather %data, %idx {axis = 0 : i64} : (tensor<5xf32>, tensor<2xi64>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Indices that folding made constant are checked at compile time.
+func.func @folded(%data: tensor<5x3xf32>) -> tensor<2x3xf32> {
+  %c = nn.constant dense<[1, 5]> : tensor<2xi64>
+  // expected-error @unknown {{node 'late' (Gather): an index is outside [-5, 5) of axis 0 (5)}}
+  %0 = nn.gather %data, %c {axis = 0 : i64} : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32> loc("late")
+  return %0 : tensor<2x3xf32>
 }
