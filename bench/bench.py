@@ -6,7 +6,7 @@
 
 bench/run.sh builds what this needs and calls it; see docs/performance.md. For every model and
 batch it
-  1. compiles the model with `nncc --target=cpu --stats` under /usr/bin/time -v (wall time, peak RSS, phases);
+  1. compiles the model with `nncc --target=cpu --cpu=native --stats` under /usr/bin/time -v (wall time, peak RSS, phases);
   2. starts two long-lived harnesses, bench/out/bin/nncc_bench (C++, the runtime API) and
      `node bench/ort_bench.js` (onnxruntime-node), each with its own session on the same inputs;
   3. warms both up, then alternates blocks of timed runs between them (ABBA order), so that
@@ -188,8 +188,12 @@ def parse_time_v(text):
 def compile_model(nncc, onnx_path, so_path, stats_path):
     t0 = time.monotonic()
     # The CPU target alone: CPU-only modules run convolutions as direct kernels
-    # (with a CUDA target they stay im2col + GEMM for cuBLASLt).
-    r = sh(["/usr/bin/time", "-v", nncc, onnx_path, "-o", so_path, "--target=cpu", f"--stats={stats_path}"])
+    # (with a CUDA target they stay im2col + GEMM for cuBLASLt). --cpu=native:
+    # onnxruntime picks its kernels for this machine's CPU at run time, so
+    # nncc's host code is compiled for it too (the default, x86-64-v3, is for
+    # modules that travel).
+    r = sh(["/usr/bin/time", "-v", nncc, onnx_path, "-o", so_path, "--target=cpu", "--cpu=native",
+            f"--stats={stats_path}"])
     wall = time.monotonic() - t0
     info = parse_time_v(r.stderr)
     info.setdefault("wall_s", wall)
