@@ -24,24 +24,7 @@ const char *dtypeName(int32_t dtype) {
   }
 }
 
-size_t dtypeSize(int32_t dtype) {
-  switch (dtype) {
-  case NNCC_DTYPE_U8:
-  case NNCC_DTYPE_I8:
-  case NNCC_DTYPE_BOOL: return 1;
-  case NNCC_DTYPE_U16:
-  case NNCC_DTYPE_I16:
-  case NNCC_DTYPE_F16:
-  case NNCC_DTYPE_BF16: return 2;
-  case NNCC_DTYPE_F32:
-  case NNCC_DTYPE_I32:
-  case NNCC_DTYPE_U32: return 4;
-  case NNCC_DTYPE_I64:
-  case NNCC_DTYPE_F64:
-  case NNCC_DTYPE_U64: return 8;
-  default: return 0;
-  }
-}
+size_t dtypeSize(int32_t dtype) { return static_cast<size_t>(nncc_dtype_bytes(dtype)); }
 
 std::string typeString(int32_t dtype, int32_t rank, const int64_t *dims) {
   std::string s = dtypeName(dtype);

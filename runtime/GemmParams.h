@@ -1,8 +1,9 @@
 //===- GemmParams.h - a GEMM step's parameters, decoded -------------------===//
 //
-// NNCC_STEP_GEMM carries 12 to 17 iparams (module_abi.h); the verifier, the
-// CPU executor and the CUDA executor all read them through this one struct so
-// the defaults of the optional trailing ones live in one place.
+// NNCC_STEP_GEMM carries NNCC_GEMM_REQUIRED_IPARAMS to NNCC_GEMM_MAX_IPARAMS
+// iparams (module_abi.h); the verifier, the CPU executor and the CUDA executor
+// all read them through this one struct so the defaults of the optional
+// trailing ones live in one place.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_RUNTIME_GEMMPARAMS_H
@@ -14,8 +15,6 @@
 
 namespace nncc::rt {
 
-enum class GemmActivation : int64_t { None = 0, Relu = 1, Gelu = 2 };
-
 struct GemmParams {
   int64_t batch, m, n, k;
   bool transA, transB;
@@ -23,14 +22,14 @@ struct GemmParams {
   int64_t strideA, strideB, strideC; // elements; 0 broadcasts
   int32_t dtypeA = NNCC_DTYPE_F32, dtypeB = NNCC_DTYPE_F32, dtypeC = NNCC_DTYPE_F32;
   bool allowTf32 = false;
-  int64_t activation = 0; // GemmActivation; checked by the verifier
+  int64_t activation = NNCC_ACTIVATION_NONE; // nncc_activation; checked by the verifier
   bool hasBias = false;   // args[3]: N elements of dtypeC
   float alpha = 1, beta = 0;
 
   /// Anything beyond the plain f32 sgemm of ABI v1.
   bool plainF32() const {
     return dtypeA == NNCC_DTYPE_F32 && dtypeB == NNCC_DTYPE_F32 && dtypeC == NNCC_DTYPE_F32 &&
-           !hasBias && activation == 0;
+           !hasBias && activation == NNCC_ACTIVATION_NONE;
   }
   /// Rows and columns of A, B as stored (row-major, before the transpose).
   int64_t aRows() const { return transA ? k : m; }
@@ -39,37 +38,37 @@ struct GemmParams {
   int64_t bCols() const { return transB ? k : n; }
 };
 
-/// Decodes a GEMM step (the verifier has checked the counts: >= 12 iparams,
-/// >= 2 fparams).
+/// Decodes a GEMM step (the verifier has checked the counts: at least
+/// NNCC_GEMM_REQUIRED_IPARAMS iparams and NNCC_GEMM_NUM_FPARAMS fparams).
 inline GemmParams decodeGemm(const nncc_step &st) {
   const int64_t *p = st.iparams;
   GemmParams g;
-  g.batch = p[0];
-  g.m = p[1];
-  g.n = p[2];
-  g.k = p[3];
-  g.transA = p[4] != 0;
-  g.transB = p[5] != 0;
-  g.lda = p[6];
-  g.ldb = p[7];
-  g.ldc = p[8];
-  g.strideA = p[9];
-  g.strideB = p[10];
-  g.strideC = p[11];
+  g.batch = p[NNCC_GEMM_BATCH];
+  g.m = p[NNCC_GEMM_M];
+  g.n = p[NNCC_GEMM_N];
+  g.k = p[NNCC_GEMM_K];
+  g.transA = p[NNCC_GEMM_TRANS_A] != 0;
+  g.transB = p[NNCC_GEMM_TRANS_B] != 0;
+  g.lda = p[NNCC_GEMM_LDA];
+  g.ldb = p[NNCC_GEMM_LDB];
+  g.ldc = p[NNCC_GEMM_LDC];
+  g.strideA = p[NNCC_GEMM_STRIDE_A];
+  g.strideB = p[NNCC_GEMM_STRIDE_B];
+  g.strideC = p[NNCC_GEMM_STRIDE_C];
   int32_t n = st.num_iparams;
-  if (n > 12)
-    g.dtypeA = static_cast<int32_t>(p[12]);
-  if (n > 13)
-    g.dtypeB = static_cast<int32_t>(p[13]);
-  if (n > 14)
-    g.dtypeC = static_cast<int32_t>(p[14]);
-  if (n > 15)
-    g.allowTf32 = p[15] != 0;
-  if (n > 16)
-    g.activation = p[16];
+  if (n > NNCC_GEMM_DTYPE_A)
+    g.dtypeA = static_cast<int32_t>(p[NNCC_GEMM_DTYPE_A]);
+  if (n > NNCC_GEMM_DTYPE_B)
+    g.dtypeB = static_cast<int32_t>(p[NNCC_GEMM_DTYPE_B]);
+  if (n > NNCC_GEMM_DTYPE_C)
+    g.dtypeC = static_cast<int32_t>(p[NNCC_GEMM_DTYPE_C]);
+  if (n > NNCC_GEMM_ALLOW_TF32)
+    g.allowTf32 = p[NNCC_GEMM_ALLOW_TF32] != 0;
+  if (n > NNCC_GEMM_ACTIVATION)
+    g.activation = p[NNCC_GEMM_ACTIVATION];
   g.hasBias = st.num_args > 3;
-  g.alpha = static_cast<float>(st.fparams[0]);
-  g.beta = static_cast<float>(st.fparams[1]);
+  g.alpha = static_cast<float>(st.fparams[NNCC_GEMM_ALPHA]);
+  g.beta = static_cast<float>(st.fparams[NNCC_GEMM_BETA]);
   return g;
 }
 

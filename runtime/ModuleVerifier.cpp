@@ -106,11 +106,13 @@ bool gemmDtype(int32_t t) {
 /// A GEMM step: parameter counts, sizes, flags, dtypes, and every operand
 /// (bias included) inside its buffer region.
 Status verifyGemm(const std::string &where, const nncc_step &st) {
-  if (st.num_args < 3 || st.num_args > 4 || st.num_iparams < 12 || st.num_iparams > 17 ||
-      st.num_fparams < 2)
-    return invalid(where + format("a GEMM needs 3 or 4 args, 12 to 17 integer and 2 float "
+  if (st.num_args < 3 || st.num_args > 4 || st.num_iparams < NNCC_GEMM_REQUIRED_IPARAMS ||
+      st.num_iparams > NNCC_GEMM_MAX_IPARAMS || st.num_fparams < NNCC_GEMM_NUM_FPARAMS)
+    return invalid(where + format("a GEMM needs 3 or 4 args, %d to %d integer and %d float "
                                   "parameters (has %d, %d, %d)",
-                                  st.num_args, st.num_iparams, st.num_fparams));
+                                  NNCC_GEMM_REQUIRED_IPARAMS, NNCC_GEMM_MAX_IPARAMS,
+                                  NNCC_GEMM_NUM_FPARAMS, st.num_args, st.num_iparams,
+                                  st.num_fparams));
   int32_t writtenKind = st.args[2].kind;
   if (writtenKind == NNCC_BUFFER_INPUT || writtenKind == NNCC_BUFFER_WEIGHT)
     return invalid(where + "arg 2 is written but refers to an input or a weight");
@@ -119,7 +121,8 @@ Status verifyGemm(const std::string &where, const nncc_step &st) {
       g.k > INT_MAX)
     return invalid(where + "GEMM sizes out of range");
   const int64_t *p = st.iparams;
-  if ((p[4] != 0 && p[4] != 1) || (p[5] != 0 && p[5] != 1))
+  auto isFlag = [](int64_t v) { return v == 0 || v == 1; };
+  if (!isFlag(p[NNCC_GEMM_TRANS_A]) || !isFlag(p[NNCC_GEMM_TRANS_B]))
     return invalid(where + "GEMM transpose flags must be 0 or 1");
   if (g.strideA < 0 || g.strideB < 0 || g.strideC < 0)
     return invalid(where + "negative GEMM stride");
@@ -131,9 +134,9 @@ Status verifyGemm(const std::string &where, const nncc_step &st) {
     return invalid(where + format("GEMM dtypes %s x %s -> %s: each must be f32, f16 or bf16",
                                   dtypeName(g.dtypeA), dtypeName(g.dtypeB),
                                   dtypeName(g.dtypeC)));
-  if (st.num_iparams > 15 && p[15] != 0 && p[15] != 1)
+  if (st.num_iparams > NNCC_GEMM_ALLOW_TF32 && !isFlag(p[NNCC_GEMM_ALLOW_TF32]))
     return invalid(where + "GEMM allow_tf32 must be 0 or 1");
-  if (g.activation < 0 || g.activation > 2)
+  if (g.activation < NNCC_ACTIVATION_NONE || g.activation > NNCC_ACTIVATION_GELU)
     return invalid(where + format("unknown GEMM activation %lld (0 none, 1 relu, 2 gelu)",
                                   static_cast<long long>(g.activation)));
   // Row-major: op(A) is MxK, stored MxK (ld >= K) or KxM (ld >= M).

@@ -190,9 +190,10 @@ Status Profiler::create(const Module &module, const std::string &requested,
                          ",\"device\":" + device;
       if (st.kind == NNCC_STEP_GEMM) {
         const int64_t *ip = st.iparams;
-        args += format(",\"gemm\":\"%lldx(%lldx%lldx%lld)\",\"flops\":%lld", (long long)ip[0],
-                       (long long)ip[1], (long long)ip[2], (long long)ip[3],
-                       (long long)(2 * ip[0] * ip[1] * ip[2] * ip[3]));
+        long long batch = ip[NNCC_GEMM_BATCH], m = ip[NNCC_GEMM_M], n = ip[NNCC_GEMM_N],
+                  k = ip[NNCC_GEMM_K];
+        args += format(",\"gemm\":\"%lldx(%lldx%lldx%lld)\",\"flops\":%lld", batch, m, n, k,
+                       2 * batch * m * n * k);
       }
       p->stepArgs_[e].push_back(args);
     }

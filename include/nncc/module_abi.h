@@ -37,6 +37,27 @@ typedef enum nncc_dtype {
   NNCC_DTYPE_BF16 = 16
 } nncc_dtype;
 
+/** Bytes per element of an nncc_dtype (bool is one byte); 0 for a number
+ * that is no nncc_dtype. */
+static inline int32_t nncc_dtype_bytes(int32_t dtype) {
+  switch (dtype) {
+  case NNCC_DTYPE_U8:
+  case NNCC_DTYPE_I8:
+  case NNCC_DTYPE_BOOL: return 1;
+  case NNCC_DTYPE_U16:
+  case NNCC_DTYPE_I16:
+  case NNCC_DTYPE_F16:
+  case NNCC_DTYPE_BF16: return 2;
+  case NNCC_DTYPE_F32:
+  case NNCC_DTYPE_I32:
+  case NNCC_DTYPE_U32: return 4;
+  case NNCC_DTYPE_I64:
+  case NNCC_DTYPE_F64:
+  case NNCC_DTYPE_U64: return 8;
+  default: return 0;
+  }
+}
+
 /** A named, typed, statically shaped tensor of an entry point's signature. */
 typedef struct nncc_tensor_desc {
   const char *name;
@@ -67,20 +88,57 @@ typedef enum nncc_step_kind {
    * outermost parallel loop, 0 <= begin < end <= E. */
   NNCC_STEP_KERNEL = 1,
   /* Batched GEMM: C = alpha * op(A) * op(B) + beta * C, row-major.
-   * args: A, B, C. iparams: batch, M, N, K, trans_a, trans_b, lda, ldb, ldc,
-   * stride_a, stride_b, stride_c (elements; a stride of 0 broadcasts),
-   * then optionally dtype_a, dtype_b, dtype_c (nncc_dtype; F32, F16 or BF16,
-   * all F32 when absent), allow_tf32 (0/1) and activation (0 none, 1 relu,
-   * 2 gelu with erf). An optional args[3] is a bias of N elements (dtype_c)
+   * args: A, B, C. iparams: see nncc_gemm_iparam; fparams: see
+   * nncc_gemm_fparam. An optional args[3] is a bias of N elements (dtype_c)
    * added to every row: C = act(alpha * op(A) * op(B) + beta * C + bias).
    * Products accumulate in f32; a low-precision C is rounded to nearest even
-   * once, at the end. fparams: alpha, beta. */
+   * once, at the end. */
   NNCC_STEP_GEMM = 2,
   /* Copy args[0] to args[1] (bytes of args[1]). */
   NNCC_STEP_COPY = 3,
   /* Reserved for collectives (all-reduce, all-gather...) of later versions. */
   NNCC_STEP_COLLECTIVE = 4
 } nncc_step_kind;
+
+/** The iparams of an NNCC_STEP_GEMM, by index. The first
+ * NNCC_GEMM_REQUIRED_IPARAMS are required; a step may stop after any later
+ * one, and those it leaves out take the defaults named here. */
+typedef enum nncc_gemm_iparam {
+  NNCC_GEMM_BATCH = 0,
+  NNCC_GEMM_M = 1,
+  NNCC_GEMM_N = 2,
+  NNCC_GEMM_K = 3,
+  NNCC_GEMM_TRANS_A = 4, /* 0 or 1 */
+  NNCC_GEMM_TRANS_B = 5, /* 0 or 1 */
+  NNCC_GEMM_LDA = 6,
+  NNCC_GEMM_LDB = 7,
+  NNCC_GEMM_LDC = 8,
+  NNCC_GEMM_STRIDE_A = 9, /* elements between batches; 0 broadcasts */
+  NNCC_GEMM_STRIDE_B = 10,
+  NNCC_GEMM_STRIDE_C = 11,
+  NNCC_GEMM_REQUIRED_IPARAMS = 12,
+  NNCC_GEMM_DTYPE_A = 12, /* nncc_dtype: F32, F16 or BF16; F32 when absent */
+  NNCC_GEMM_DTYPE_B = 13,
+  NNCC_GEMM_DTYPE_C = 14,
+  NNCC_GEMM_ALLOW_TF32 = 15, /* 0 or 1; 0 when absent */
+  NNCC_GEMM_ACTIVATION = 16, /* nncc_activation; NONE when absent */
+  NNCC_GEMM_MAX_IPARAMS = 17
+} nncc_gemm_iparam;
+
+/** The fparams of an NNCC_STEP_GEMM, by index (both required). */
+typedef enum nncc_gemm_fparam {
+  NNCC_GEMM_ALPHA = 0,
+  NNCC_GEMM_BETA = 1,
+  NNCC_GEMM_NUM_FPARAMS = 2
+} nncc_gemm_fparam;
+
+/** The activation a GEMM step applies to its result (iparam
+ * NNCC_GEMM_ACTIVATION). */
+typedef enum nncc_activation {
+  NNCC_ACTIVATION_NONE = 0,
+  NNCC_ACTIVATION_RELU = 1,
+  NNCC_ACTIVATION_GELU = 2 /* with erf */
+} nncc_activation;
 
 typedef struct nncc_step {
   int32_t kind;   /* nncc_step_kind */

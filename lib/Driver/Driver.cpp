@@ -29,6 +29,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "nncc/module_abi.h"
 
 #include <chrono>
 
@@ -127,16 +128,6 @@ int64_t countCasts(mlir::ModuleOp module) {
   int64_t casts = 0;
   module.walk([&](nn::CastOp) { ++casts; });
   return casts;
-}
-
-/// Bytes per element of a module-ABI dtype (bool is one byte).
-int64_t dtypeBytes(int32_t dtype) {
-  switch (dtype) {
-  case 11: case 7: case 13: return 8; // f64, i64, u64
-  case 1: case 6: case 12: return 4;  // f32, i32, u32
-  case 10: case 16: case 4: case 5: return 2; // f16, bf16, u16, i16
-  default: return 1;
-  }
 }
 
 } // namespace
@@ -394,16 +385,16 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   for (const auto &entry : plan->entries) {
     int64_t launches = 0;
     for (const auto &step : entry.steps)
-      if (step.kind == 1 || step.kind == 2) {
+      if (step.kind == NNCC_STEP_KERNEL || step.kind == NNCC_STEP_GEMM) {
         ++launches;
-        if (step.kind == 2)
+        if (step.kind == NNCC_STEP_GEMM)
           ++result.stats.libraryCalls;
       }
     result.stats.launchesPerRun[entry.name] = launches;
     if (!targets.cudaArchs.empty()) {
       int64_t gpuLaunches = 0;
       for (const auto &step : entry.steps)
-        gpuLaunches += step.kind == 1 ? plan->gpuLaunches[step.kernel].size() : 1;
+        gpuLaunches += step.kind == NNCC_STEP_KERNEL ? plan->gpuLaunches[step.kernel].size() : 1;
       result.stats.gpuLaunchesPerRun[entry.name] = gpuLaunches;
     }
     result.stats.arenaBytes[entry.name] = entry.arenaBytes;
@@ -419,7 +410,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
           int64_t n = 1;
           for (int64_t dim : d.dims)
             n *= dim;
-          io += n * dtypeBytes(d.dtype);
+          io += n * nncc_dtype_bytes(d.dtype);
         }
       int64_t weights = plan->weights.data.size();
       int64_t need = weights + entry.arenaBytes + io;
@@ -436,7 +427,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
 
   for (auto &entry : plan->entries)
     for (auto &step : entry.steps)
-      if (step.kind == 1)
+      if (step.kind == NNCC_STEP_KERNEL)
         step.parallelExtent = host.parallelExtents.lookup(plan->kernels[step.kernel]);
   mlir::OwningOpRef<mlir::ModuleOp> &llvmModule = host.module;
   if (options.emit == EmitKind::LLVM) {

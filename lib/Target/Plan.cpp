@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
 
 using namespace mlir;
 
@@ -296,17 +297,35 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
         int64_t matrix = t.getShape()[t.getRank() - 1] * t.getShape()[t.getRank() - 2];
         return t.getNumElements() == matrix ? 0 : matrix;
       };
-      int64_t lda = a.getShape().back(), ldb = b.getShape().back();
-      // dtype_a, dtype_b, dtype_c (the operands' element types), allow_tf32
-      // (--precision=tf32), activation (module_abi.h).
       auto dtA = dtypeOf(a), dtB = dtypeOf(b), dtC = dtypeOf(c);
       if (!dtA || !dtB || !dtC)
         return llvm::joinErrors(llvm::joinErrors(dtA.takeError(), dtB.takeError()), dtC.takeError());
-      int64_t activation = llvm::StringSwitch<int64_t>(gemm.getActivation()).Case("relu", 1).Case("gelu", 2).Default(0);
-      step.iparams = {batch, m, n, k, gemm.getTransA(), gemm.getTransB(), lda, ldb, n,
-                      batchStride(a), batchStride(b), m * n,
-                      *dtA, *dtB, *dtC, options_.allowTf32 ? 1 : 0, activation};
-      step.fparams = {gemm.getAlpha().convertToDouble(), gemm.getBeta().convertToDouble()};
+      // Every iparam, the optional ones included (module_abi.h).
+      std::vector<int64_t> &ip = step.iparams;
+      ip.assign(NNCC_GEMM_MAX_IPARAMS, 0);
+      ip[NNCC_GEMM_BATCH] = batch;
+      ip[NNCC_GEMM_M] = m;
+      ip[NNCC_GEMM_N] = n;
+      ip[NNCC_GEMM_K] = k;
+      ip[NNCC_GEMM_TRANS_A] = gemm.getTransA();
+      ip[NNCC_GEMM_TRANS_B] = gemm.getTransB();
+      ip[NNCC_GEMM_LDA] = a.getShape().back();
+      ip[NNCC_GEMM_LDB] = b.getShape().back();
+      ip[NNCC_GEMM_LDC] = n;
+      ip[NNCC_GEMM_STRIDE_A] = batchStride(a);
+      ip[NNCC_GEMM_STRIDE_B] = batchStride(b);
+      ip[NNCC_GEMM_STRIDE_C] = m * n;
+      ip[NNCC_GEMM_DTYPE_A] = *dtA;
+      ip[NNCC_GEMM_DTYPE_B] = *dtB;
+      ip[NNCC_GEMM_DTYPE_C] = *dtC;
+      ip[NNCC_GEMM_ALLOW_TF32] = options_.allowTf32; // --precision=tf32
+      ip[NNCC_GEMM_ACTIVATION] = llvm::StringSwitch<nncc_activation>(gemm.getActivation())
+                                     .Case("relu", NNCC_ACTIVATION_RELU)
+                                     .Case("gelu", NNCC_ACTIVATION_GELU)
+                                     .Default(NNCC_ACTIVATION_NONE);
+      step.fparams.assign(NNCC_GEMM_NUM_FPARAMS, 0);
+      step.fparams[NNCC_GEMM_ALPHA] = gemm.getAlpha().convertToDouble();
+      step.fparams[NNCC_GEMM_BETA] = gemm.getBeta().convertToDouble();
     }
     if (auto gemm = dyn_cast<exec::GemmOp>(op)) {
       // GEMM accumulates into its output: a C operand is copied there first
@@ -384,6 +403,68 @@ std::string cArray(const std::vector<T> &values) {
     out += (i ? ", " : "") + llvm::formatv("{0}", values[i]).str();
   return out;
 }
+
+/// The C name of an ABI enum value in the emitted source, so plan.c reads
+/// like the header; a number the header does not name stays a number.
+std::string stepKindName(int32_t kind) {
+  switch (kind) {
+  case NNCC_STEP_KERNEL: return "NNCC_STEP_KERNEL";
+  case NNCC_STEP_GEMM: return "NNCC_STEP_GEMM";
+  case NNCC_STEP_COPY: return "NNCC_STEP_COPY";
+  case NNCC_STEP_COLLECTIVE: return "NNCC_STEP_COLLECTIVE";
+  }
+  return std::to_string(kind);
+}
+
+std::string bufferKindName(int32_t kind) {
+  switch (kind) {
+  case NNCC_BUFFER_ARENA: return "NNCC_BUFFER_ARENA";
+  case NNCC_BUFFER_INPUT: return "NNCC_BUFFER_INPUT";
+  case NNCC_BUFFER_OUTPUT: return "NNCC_BUFFER_OUTPUT";
+  case NNCC_BUFFER_WEIGHT: return "NNCC_BUFFER_WEIGHT";
+  case NNCC_BUFFER_STATE: return "NNCC_BUFFER_STATE";
+  }
+  return std::to_string(kind);
+}
+
+std::string dtypeName(int32_t dtype) {
+  switch (dtype) {
+  case NNCC_DTYPE_F32: return "NNCC_DTYPE_F32";
+  case NNCC_DTYPE_U8: return "NNCC_DTYPE_U8";
+  case NNCC_DTYPE_I8: return "NNCC_DTYPE_I8";
+  case NNCC_DTYPE_U16: return "NNCC_DTYPE_U16";
+  case NNCC_DTYPE_I16: return "NNCC_DTYPE_I16";
+  case NNCC_DTYPE_I32: return "NNCC_DTYPE_I32";
+  case NNCC_DTYPE_I64: return "NNCC_DTYPE_I64";
+  case NNCC_DTYPE_BOOL: return "NNCC_DTYPE_BOOL";
+  case NNCC_DTYPE_F16: return "NNCC_DTYPE_F16";
+  case NNCC_DTYPE_F64: return "NNCC_DTYPE_F64";
+  case NNCC_DTYPE_U32: return "NNCC_DTYPE_U32";
+  case NNCC_DTYPE_U64: return "NNCC_DTYPE_U64";
+  case NNCC_DTYPE_BF16: return "NNCC_DTYPE_BF16";
+  }
+  return std::to_string(dtype);
+}
+
+std::string activationName(int64_t activation) {
+  switch (activation) {
+  case NNCC_ACTIVATION_NONE: return "NNCC_ACTIVATION_NONE";
+  case NNCC_ACTIVATION_RELU: return "NNCC_ACTIVATION_RELU";
+  case NNCC_ACTIVATION_GELU: return "NNCC_ACTIVATION_GELU";
+  }
+  return std::to_string(activation);
+}
+
+/// The index names of a GEMM step's iparams (nncc_gemm_iparam), in order.
+constexpr const char *kGemmIparamNames[] = {
+    "NNCC_GEMM_BATCH",    "NNCC_GEMM_M",        "NNCC_GEMM_N",          "NNCC_GEMM_K",
+    "NNCC_GEMM_TRANS_A",  "NNCC_GEMM_TRANS_B",  "NNCC_GEMM_LDA",        "NNCC_GEMM_LDB",
+    "NNCC_GEMM_LDC",      "NNCC_GEMM_STRIDE_A", "NNCC_GEMM_STRIDE_B",   "NNCC_GEMM_STRIDE_C",
+    "NNCC_GEMM_DTYPE_A",  "NNCC_GEMM_DTYPE_B",  "NNCC_GEMM_DTYPE_C",    "NNCC_GEMM_ALLOW_TF32",
+    "NNCC_GEMM_ACTIVATION"};
+static_assert(std::size(kGemmIparamNames) == NNCC_GEMM_MAX_IPARAMS);
+constexpr const char *kGemmFparamNames[] = {"NNCC_GEMM_ALPHA", "NNCC_GEMM_BETA"};
+static_assert(std::size(kGemmFparamNames) == NNCC_GEMM_NUM_FPARAMS);
 
 /// Bytes of the arena values live at the worst step of `order` (no reuse of
 /// operands in place), for comparing schedules.
@@ -627,6 +708,9 @@ uint64_t planChecksum(const ModulePlan &plan, const std::string &weightsFile) {
 }
 
 std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFile) {
+  // Every struct is written with designated initializers (and GEMM
+  // parameters with their index names), so a field that module_abi.h renames
+  // or removes breaks the module's build instead of misplacing data.
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "/* Generated by nncc: the plan of a compiled module. */\n"
@@ -642,6 +726,7 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
   if (weightsFile.empty())
     os << "extern const uint8_t nncc_weights_blob[];\n";
   os << "\n";
+  auto orNull = [](bool present, const std::string &name) { return present ? name : "NULL"; };
   auto tensors = [&](const std::string &prefix, const std::vector<TensorDesc> &descs) {
     for (size_t i = 0; i < descs.size(); ++i)
       os << "static const int64_t " << prefix << i << "_dims[] = {" << cArray(descs[i].dims)
@@ -650,9 +735,26 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
       return;
     os << "static const nncc_tensor_desc " << prefix << "[] = {\n";
     for (size_t i = 0; i < descs.size(); ++i)
-      os << "  {" << cString(descs[i].name) << ", " << descs[i].dtype << ", " << descs[i].dims.size()
-         << ", " << prefix << i << "_dims},\n";
+      os << "  {.name = " << cString(descs[i].name) << ", .dtype = " << dtypeName(descs[i].dtype)
+         << ", .rank = " << descs[i].dims.size() << ", .dims = " << prefix << i << "_dims},\n";
     os << "};\n";
+  };
+  // A GEMM's parameters by index name (its dtypes and activation by enum
+  // name); other steps' (none today) in order.
+  auto iparam = [](const PlanStep &step, size_t i) {
+    int64_t v = step.iparams[i];
+    if (step.kind != NNCC_STEP_GEMM || i >= NNCC_GEMM_MAX_IPARAMS)
+      return std::to_string(v);
+    std::string value = i >= NNCC_GEMM_DTYPE_A && i <= NNCC_GEMM_DTYPE_C ? dtypeName(v)
+                        : i == NNCC_GEMM_ACTIVATION                      ? activationName(v)
+                                                                         : std::to_string(v);
+    return "[" + std::string(kGemmIparamNames[i]) + "] = " + value;
+  };
+  auto fparam = [](const PlanStep &step, size_t i) {
+    std::string v = llvm::formatv("{0:e17}", step.fparams[i]).str();
+    if (step.kind != NNCC_STEP_GEMM || i >= NNCC_GEMM_NUM_FPARAMS)
+      return v;
+    return "[" + std::string(kGemmFparamNames[i]) + "] = " + v;
   };
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     const EntryPlan &entry = plan.entries[e];
@@ -663,14 +765,19 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
       const PlanStep &step = entry.steps[i];
       os << "static const nncc_buffer_ref " << p << "_s" << i << "_args[] = {";
       for (const auto &a : step.args)
-        os << "{" << a.kind << ", " << a.index << ", " << a.offset << ", " << a.bytes << "}, ";
+        os << "{.kind = " << bufferKindName(a.kind) << ", .index = " << a.index
+           << ", .offset = " << a.offset << ", .bytes = " << a.bytes << "}, ";
       os << "};\n";
-      if (!step.iparams.empty())
-        os << "static const int64_t " << p << "_s" << i << "_i[] = {" << cArray(step.iparams) << "};\n";
+      if (!step.iparams.empty()) {
+        os << "static const int64_t " << p << "_s" << i << "_i[] = {";
+        for (size_t j = 0; j < step.iparams.size(); ++j)
+          os << (j ? ", " : "") << iparam(step, j);
+        os << "};\n";
+      }
       if (!step.fparams.empty()) {
         os << "static const double " << p << "_s" << i << "_f[] = {";
-        for (double f : step.fparams)
-          os << llvm::formatv("{0:e17}", f) << ", ";
+        for (size_t j = 0; j < step.fparams.size(); ++j)
+          os << (j ? ", " : "") << fparam(step, j);
         os << "};\n";
       }
     }
@@ -678,16 +785,20 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
     for (size_t i = 0; i < entry.steps.size(); ++i) {
       const PlanStep &step = entry.steps[i];
       std::string sp = p + "_s" + std::to_string(i);
-      os << "  {" << step.kind << ", " << step.kernel << ", " << step.args.size() << ", " << sp << "_args, "
-         << step.iparams.size() << ", " << (step.iparams.empty() ? "NULL" : sp + "_i") << ", "
-         << step.fparams.size() << ", " << (step.fparams.empty() ? "NULL" : sp + "_f") << ", "
-         << step.parallelExtent << ", " << cString(step.name) << "},\n";
+      os << "  {.kind = " << stepKindName(step.kind) << ", .kernel = " << step.kernel
+         << ", .num_args = " << step.args.size() << ", .args = " << sp << "_args"
+         << ", .num_iparams = " << step.iparams.size()
+         << ", .iparams = " << orNull(!step.iparams.empty(), sp + "_i")
+         << ", .num_fparams = " << step.fparams.size()
+         << ", .fparams = " << orNull(!step.fparams.empty(), sp + "_f")
+         << ", .parallel_extent = " << step.parallelExtent << ", .name = " << cString(step.name)
+         << "},\n";
     }
     os << "};\n";
     if (!entry.checks.empty()) {
       os << "static const nncc_check " << p << "_checks[] = {\n";
       for (const PlanCheck &c : entry.checks)
-        os << "  {" << cString(c.message) << ", " << c.offset << "},\n";
+        os << "  {.message = " << cString(c.message) << ", .offset = " << c.offset << "},\n";
       os << "};\n";
     }
   }
@@ -695,11 +806,15 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     const EntryPlan &entry = plan.entries[e];
     std::string p = "e" + std::to_string(e);
-    os << "  {" << cString(entry.name) << ", " << entry.inputs.size() << ", "
-       << (entry.inputs.empty() ? "NULL" : p + "_in") << ", " << entry.outputs.size() << ", "
-       << (entry.outputs.empty() ? "NULL" : p + "_out") << ", " << entry.arenaBytes << ", "
-       << entry.steps.size() << ", " << (entry.steps.empty() ? "NULL" : p + "_steps") << ", "
-       << entry.checks.size() << ", " << (entry.checks.empty() ? "NULL" : p + "_checks") << "},\n";
+    os << "  {.name = " << cString(entry.name) << ",\n"
+       << "   .num_inputs = " << entry.inputs.size()
+       << ", .inputs = " << orNull(!entry.inputs.empty(), p + "_in")
+       << ", .num_outputs = " << entry.outputs.size()
+       << ", .outputs = " << orNull(!entry.outputs.empty(), p + "_out") << ",\n"
+       << "   .arena_bytes = " << entry.arenaBytes << ", .num_steps = " << entry.steps.size()
+       << ", .steps = " << orNull(!entry.steps.empty(), p + "_steps")
+       << ", .num_checks = " << entry.checks.size()
+       << ", .checks = " << orNull(!entry.checks.empty(), p + "_checks") << "},\n";
   }
   os << "};\n";
   for (size_t k = 0; k < plan.gpuLaunches.size(); ++k) {
@@ -707,17 +822,20 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
       continue;
     os << "static const nncc_gpu_launch k" << k << "_launches[] = {\n";
     for (const GpuLaunch &l : plan.gpuLaunches[k])
-      os << "  {" << cString(l.function) << ", {" << l.grid[0] << ", " << l.grid[1] << ", " << l.grid[2]
-         << "}, {" << l.block[0] << ", " << l.block[1] << ", " << l.block[2] << "}, 0},\n";
+      os << "  {.function = " << cString(l.function) << ", .grid = {" << l.grid[0] << ", "
+         << l.grid[1] << ", " << l.grid[2] << "}, .block = {" << l.block[0] << ", " << l.block[1]
+         << ", " << l.block[2] << "}, .shared_bytes = 0},\n";
     os << "};\n";
   }
   if (!plan.kernels.empty()) {
     os << "static const nncc_kernel kernels[] = {\n";
     for (size_t k = 0; k < plan.kernels.size(); ++k) {
       size_t launches = k < plan.gpuLaunches.size() ? plan.gpuLaunches[k].size() : 0;
-      os << "  {" << cString(plan.kernels[k]) << ", "
-         << (plan.hostKernels ? "nncc_" + plan.kernels[k] : std::string("NULL")) << ", " << launches
-         << ", " << (launches ? "k" + std::to_string(k) + "_launches" : std::string("NULL")) << "},\n";
+      os << "  {.name = " << cString(plan.kernels[k])
+         << ", .cpu = " << orNull(plan.hostKernels, "nncc_" + plan.kernels[k])
+         << ", .num_gpu_launches = " << launches
+         << ", .gpu_launches = " << orNull(launches, "k" + std::to_string(k) + "_launches")
+         << "},\n";
     }
     os << "};\n";
   }
@@ -725,9 +843,9 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
     os << "static const nncc_gpu_image gpu_images[] = {\n";
     for (size_t i = 0; i < plan.gpuImages.size(); ++i) {
       const GpuImage &image = plan.gpuImages[i];
-      os << "  {" << cString(image.arch) << ", nncc_gpu_ptx_" << i << ", "
-         << (image.cubin.empty() ? "NULL" : "nncc_gpu_cubin_" + std::to_string(i)) << ", "
-         << image.cubin.size() << "},\n";
+      os << "  {.arch = " << cString(image.arch) << ", .ptx = nncc_gpu_ptx_" << i
+         << ", .cubin = " << orNull(!image.cubin.empty(), "nncc_gpu_cubin_" + std::to_string(i))
+         << ", .cubin_bytes = " << image.cubin.size() << "},\n";
     }
     os << "};\n";
   }
@@ -735,21 +853,30 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
   if (!w.names.empty()) {
     os << "static const nncc_weight weights[] = {\n";
     for (size_t i = 0; i < w.names.size(); ++i)
-      os << "  {" << cString(w.names[i]) << ", " << w.offsets[i] << ", " << w.sizes[i] << "},\n";
+      os << "  {.name = " << cString(w.names[i]) << ", .offset = " << w.offsets[i]
+         << ", .bytes = " << w.sizes[i] << "},\n";
     os << "};\n";
   }
   os << "static const nncc_module module = {\n"
-     << "  NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module), " << cString(kProducer)
-     << ",\n"
-     << "  " << plan.entries.size() << ", entries,\n"
-     << "  " << plan.kernels.size() << ", " << (plan.kernels.empty() ? "NULL" : "kernels") << ",\n"
-     << "  " << w.names.size() << ", " << (w.names.empty() ? "NULL" : "weights") << ",\n"
-     << "  " << (weightsFile.empty() ? "nncc_weights_blob" : "NULL") << ", "
-     << (weightsFile.empty() ? "NULL" : cString(weightsFile)) << ",\n"
-     << "  " << w.data.size() << ", " << weightsChecksum(w.data) << "ull,\n"
-     << "  " << plan.gpuImages.size() << ", " << (plan.gpuImages.empty() ? "NULL" : "gpu_images")
-     << ",\n  " << cString(plan.cpuName) << ", " << cString(llvm::join(plan.cpuFeatures, ","))
-     << ",\n  " << planChecksum(plan, weightsFile) << "ull,\n};\n\n"
+     << "  .magic = NNCC_MODULE_MAGIC,\n"
+     << "  .abi_version = NNCC_MODULE_ABI_VERSION,\n"
+     << "  .struct_size = sizeof(nncc_module),\n"
+     << "  .producer = " << cString(kProducer) << ",\n"
+     << "  .num_entries = " << plan.entries.size() << ",\n"
+     << "  .entries = entries,\n"
+     << "  .num_kernels = " << plan.kernels.size() << ",\n"
+     << "  .kernels = " << orNull(!plan.kernels.empty(), "kernels") << ",\n"
+     << "  .num_weights = " << w.names.size() << ",\n"
+     << "  .weights = " << orNull(!w.names.empty(), "weights") << ",\n"
+     << "  .weights_data = " << orNull(weightsFile.empty(), "nncc_weights_blob") << ",\n"
+     << "  .weights_file = " << (weightsFile.empty() ? "NULL" : cString(weightsFile)) << ",\n"
+     << "  .weights_bytes = " << w.data.size() << ",\n"
+     << "  .weights_checksum = " << weightsChecksum(w.data) << "ull,\n"
+     << "  .num_gpu_images = " << plan.gpuImages.size() << ",\n"
+     << "  .gpu_images = " << orNull(!plan.gpuImages.empty(), "gpu_images") << ",\n"
+     << "  .cpu_name = " << cString(plan.cpuName) << ",\n"
+     << "  .cpu_features = " << cString(llvm::join(plan.cpuFeatures, ",")) << ",\n"
+     << "  .plan_checksum = " << planChecksum(plan, weightsFile) << "ull,\n};\n\n"
      << "__attribute__((visibility(\"default\"))) const nncc_module *nncc_module_get(void) {\n"
      << "  return &module;\n}\n";
   return s;

@@ -49,12 +49,12 @@ const float *widen(int32_t dtype, const void *src, int64_t n, std::vector<float>
 }
 
 float activate(int64_t activation, float v) {
-  switch (static_cast<GemmActivation>(activation)) {
-  case GemmActivation::Relu:
+  switch (static_cast<nncc_activation>(activation)) {
+  case NNCC_ACTIVATION_RELU:
     return v > 0 ? v : 0;
-  case GemmActivation::Gelu:
+  case NNCC_ACTIVATION_GELU:
     return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
-  case GemmActivation::None:
+  case NNCC_ACTIVATION_NONE:
     break;
   }
   return v;
@@ -84,10 +84,10 @@ void runEpilogueChunk(void *context, int64_t chunk) {
     if (job.bias)
       for (int64_t j = 0; j < g.n; ++j)
         c[j] += job.bias[j];
-    if (static_cast<GemmActivation>(g.activation) == GemmActivation::Relu)
+    if (g.activation == NNCC_ACTIVATION_RELU)
       for (int64_t j = 0; j < g.n; ++j)
         c[j] = c[j] > 0 ? c[j] : 0;
-    else if (static_cast<GemmActivation>(g.activation) != GemmActivation::None)
+    else if (g.activation != NNCC_ACTIVATION_NONE)
       for (int64_t j = 0; j < g.n; ++j)
         c[j] = activate(g.activation, c[j]);
     if (job.out16)

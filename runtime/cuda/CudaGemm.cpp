@@ -19,12 +19,12 @@ cudaDataType_t cudaType(int32_t dtype) {
 }
 
 cublasLtEpilogue_t epilogue(const GemmParams &g) {
-  switch (static_cast<GemmActivation>(g.activation)) {
-  case GemmActivation::Relu:
+  switch (static_cast<nncc_activation>(g.activation)) {
+  case NNCC_ACTIVATION_RELU:
     return g.hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  case GemmActivation::Gelu:
+  case NNCC_ACTIVATION_GELU:
     return g.hasBias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-  case GemmActivation::None:
+  case NNCC_ACTIVATION_NONE:
     break;
   }
   return g.hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
