@@ -5,6 +5,7 @@
 #include "lib/Conversion/NNToExec/NNToExec.h"
 #include "lib/Target/GpuCodegen.h"
 #include "lib/Target/HostCodegen.h"
+#include "lib/Target/Passes.h"
 #include "lib/Target/Plan.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
@@ -322,13 +323,15 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
 
   // Kernels are lowered first: the plan places their scratch buffers, and
   // every target's kernels take the same buffers.
-  auto buffers = timed("bufferize", [&] { return bufferizeKernels(module); });
-  if (!buffers)
-    return buffers.takeError();
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = extractKernels(module);
+  if (auto err = timed("bufferize", [&] {
+        return runPipeline(*kernels, buildKernelBufferizationPipeline, "kernel bufferization");
+      }))
+    return std::move(err);
   TargetOptions targets = options.targets;
   GpuKernels gpu;
   if (!targets.cudaArchs.empty()) {
-    auto lowered = timed("ptx", [&] { return lowerKernelsToGpu(*buffers, targets.cudaArchs); });
+    auto lowered = timed("ptx", [&] { return lowerKernelsToGpu(*kernels, targets.cudaArchs); });
     if (lowered) {
       gpu = std::move(*lowered);
     } else if (targets.cudaRequested || !targets.cpu) {
@@ -349,18 +352,24 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   bool needsHost = options.emit == EmitKind::LLVM || options.emit == EmitKind::Object;
   if (needsHost && !targets.cpu)
     return fail("--emit=llvm and --emit=obj need the cpu target");
-  if (options.emulateGpu) {
-    buffers = emulateGpuMapping(*buffers);
-    if (!buffers)
-      return buffers.takeError();
-  }
-  llvm::StringMap<llvm::SmallVector<int64_t>> scratchBytes = buffers->scratchBytes;
-  LoweredKernels host;
+  llvm::StringMap<llvm::SmallVector<int64_t>> scratchBytes = kernelScratchBytes(*kernels);
+  mlir::OwningOpRef<mlir::ModuleOp> llvmModule;
+  llvm::StringMap<int64_t> parallelExtent;
   if (targets.cpu) {
-    auto lowered = timed("llvm", [&] { return lowerKernelsToLLVM(std::move(*buffers)); });
-    if (!lowered)
-      return lowered.takeError();
-    host = std::move(*lowered);
+    if (auto err = timed("llvm", [&] {
+          return runPipeline(
+              *kernels,
+              [&](mlir::OpPassManager &pm) {
+                // The GPU thread mapping run on the CPU, thread after thread.
+                if (options.emulateGpu)
+                  pm.addPass(createMapKernelsToGpuPass(MapKernelsToGpuPassOptions{/*emulate=*/true}));
+                buildHostCodegenPipeline(pm);
+              },
+              "kernel lowering");
+        }))
+      return std::move(err);
+    parallelExtent = parallelExtents(*kernels);
+    llvmModule = std::move(kernels);
   }
   PlanOptions planOptions = options.plan;
   planOptions.allowTf32 |= options.precision == Precision::TF32;
@@ -428,8 +437,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   for (auto &entry : plan->entries)
     for (auto &step : entry.steps)
       if (step.kind == NNCC_STEP_KERNEL)
-        step.parallelExtent = host.parallelExtents.lookup(plan->kernels[step.kernel]);
-  mlir::OwningOpRef<mlir::ModuleOp> &llvmModule = host.module;
+        step.parallelExtent = parallelExtent.lookup(plan->kernels[step.kernel]);
   if (options.emit == EmitKind::LLVM) {
     auto text = translateToLLVMIR(*llvmModule);
     if (!text)

@@ -1,17 +1,11 @@
-/// Kernels to PTX: loop nests mapped to GPU threads, MLIR's NVVM pipeline,
-/// ptxas for cubins.
+/// Kernels to PTX (buildGpuCodegenPipeline), checked for device heap calls,
+/// and ptxas for cubins.
 #include "lib/Target/GpuCodegen.h"
 #include "lib/Support/Error.h"
+#include "lib/Target/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
@@ -28,369 +22,6 @@ using namespace mlir;
 
 namespace nncc {
 namespace {
-
-/// Threads per block of a parallel nest: a multiple of the warp size, large
-/// enough to hide latency, small enough to leave registers for unrolled bodies.
-constexpr int64_t kBlockThreads = 256;
-
-/// Ops that compute no data and may be repeated in every GPU function that
-/// uses their result (constants, views of buffers, global constants).
-bool isRematerializable(Operation *op) {
-  return isa<arith::ConstantOp, memref::GetGlobalOp, memref::SubViewOp, memref::ExpandShapeOp,
-             memref::CollapseShapeOp, memref::ReinterpretCastOp, memref::CastOp>(op);
-}
-
-/// A parallel nest that can map one thread per iteration: constant bounds,
-/// no reductions.
-bool isMappableNest(Operation *op) {
-  auto loop = dyn_cast<scf::ParallelOp>(op);
-  if (!loop || loop.getNumResults() != 0)
-    return false;
-  for (auto range : {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
-    for (Value v : range)
-      if (!getConstantIntValue(v))
-        return false;
-  return true;
-}
-
-/// The iteration space of a mappable nest: per dim lower bound, step and
-/// trip count.
-struct NestSpace {
-  SmallVector<int64_t> lbs, steps, extents;
-  int64_t total = 1;
-
-  explicit NestSpace(scf::ParallelOp loop) {
-    for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-      int64_t l = *getConstantIntValue(lb), u = *getConstantIntValue(ub), s = *getConstantIntValue(step);
-      lbs.push_back(l);
-      steps.push_back(s);
-      extents.push_back(u > l ? (u - l + s - 1) / s : 0);
-      total *= extents.back();
-    }
-  }
-  /// Trip counts other than 1: two nests with the same list give a thread
-  /// the same iteration.
-  SmallVector<int64_t> nonUnitExtents() const {
-    SmallVector<int64_t> result;
-    for (int64_t e : extents)
-      if (e != 1)
-        result.push_back(e);
-    return result;
-  }
-};
-
-/// Whether `indices` into a buffer of `shape` address exactly the element of
-/// `loop`'s iteration in row-major order: the nest's non-unit ivs (from 0,
-/// step 1) on the non-unit dims in order, 0 on unit dims.
-bool isThreadOwnedAccess(scf::ParallelOp loop, ArrayRef<int64_t> shape, ValueRange indices) {
-  NestSpace space(loop);
-  SmallVector<Value> allIvs(loop.getInductionVars()), ivs;
-  SmallVector<int64_t> ivExtents;
-  for (auto [d, iv] : llvm::enumerate(allIvs))
-    if (space.extents[d] != 1) {
-      if (space.lbs[d] != 0 || space.steps[d] != 1)
-        return false;
-      ivs.push_back(iv);
-      ivExtents.push_back(space.extents[d]);
-    }
-  auto isZero = [&](Value index) {
-    if (auto c = getConstantIntValue(index))
-      return *c == 0;
-    auto it = llvm::find(allIvs, index);
-    size_t d = it - allIvs.begin();
-    return it != allIvs.end() && space.extents[d] == 1 && space.lbs[d] == 0;
-  };
-  size_t next = 0;
-  for (auto [size, index] : llvm::zip(shape, indices)) {
-    if (size == 1 ? !isZero(index)
-                  : next >= ivs.size() || index != ivs[next] || ivExtents[next] != size)
-      return false;
-    if (size != 1)
-      ++next;
-  }
-  return next == ivs.size();
-}
-
-/// How a nest touches the kernel's buffers (its function arguments): which
-/// it writes, which it touches, and which only at the thread's own element.
-struct NestAccesses {
-  llvm::SmallDenseSet<Value> written, touched, notOwned;
-  bool analyzable = true;
-
-  explicit NestAccesses(scf::ParallelOp loop) {
-    loop.walk([&](Operation *op) {
-      Value memref;
-      ValueRange indices;
-      if (auto load = dyn_cast<memref::LoadOp>(op)) {
-        memref = load.getMemRef();
-        indices = load.getIndices();
-      } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
-        memref = store.getMemRef();
-        indices = store.getIndices();
-        written.insert(memref);
-      } else {
-        // Anything else that takes a buffer (views, copies) defeats the analysis.
-        if (llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>))
-          analyzable = false;
-        return;
-      }
-      if (!isa<BlockArgument>(memref))
-        analyzable = false;
-      touched.insert(memref);
-      if (!isThreadOwnedAccess(loop, cast<MemRefType>(memref.getType()).getShape(), indices))
-        notOwned.insert(memref);
-    });
-  }
-};
-
-/// Whether `next` can run in the same thread right after the nests of
-/// `group`: the same iterations, and every buffer one writes and another
-/// touches is only accessed at the thread's own element, so no thread
-/// reads what another writes.
-bool canShareThreads(ArrayRef<Operation *> group, scf::ParallelOp next) {
-  auto first = cast<scf::ParallelOp>(group.front());
-  if (NestSpace(first).nonUnitExtents() != NestSpace(next).nonUnitExtents())
-    return false;
-  NestAccesses after(next);
-  if (!after.analyzable)
-    return false;
-  for (Operation *op : group) {
-    NestAccesses before(cast<scf::ParallelOp>(op));
-    if (!before.analyzable)
-      return false;
-    for (Value buffer : before.touched) {
-      bool shared = after.touched.contains(buffer) &&
-                    (before.written.contains(buffer) || after.written.contains(buffer));
-      if (shared && (before.notOwned.contains(buffer) || after.notOwned.contains(buffer)))
-        return false;
-    }
-  }
-  return true;
-}
-
-/// Builds the GPU functions of one kernel into `gpuModule` or, when
-/// emulating, a host function of the same name into `hostModule` that runs
-/// each launch's threads one after another (to test the mapping on a CPU).
-class KernelMapper {
-public:
-  KernelMapper(func::FuncOp kernel, gpu::GPUModuleOp gpuModule, ModuleOp hostModule,
-               ArrayRef<unsigned> mayAlias = {})
-      : kernel(kernel), gpuModule(gpuModule), hostModule(hostModule), builder(kernel.getContext()),
-        mayAlias_(mayAlias) {}
-
-  llvm::Expected<SmallVector<GpuLaunch>> run() {
-    // Top-level ops split into launches: each mappable nest alone, each run
-    // of other ops together on one thread.
-    // Consecutive nests whose threads only touch their own elements of the
-    // buffers they share share one launch (fill + reduction + epilogue).
-    SmallVector<SmallVector<Operation *>> groups;
-    bool lastWasSerial = false;
-    for (Operation &op : kernel.getBody().front()) {
-      if (isa<func::ReturnOp>(op) || isRematerializable(&op))
-        continue;
-      if (isMappableNest(&op)) {
-        if (!groups.empty() && !lastWasSerial && canShareThreads(groups.back(), cast<scf::ParallelOp>(op)))
-          groups.back().push_back(&op);
-        else
-          groups.push_back({&op});
-        lastWasSerial = false;
-      } else {
-        if (!lastWasSerial)
-          groups.emplace_back();
-        groups.back().push_back(&op);
-        lastWasSerial = true;
-      }
-    }
-    if (hostModule)
-      createHostFunction();
-    SmallVector<GpuLaunch> launches;
-    for (auto [i, group] : llvm::enumerate(groups)) {
-      std::string name = (kernel.getName() + "_" + llvm::Twine(i)).str();
-      auto launch = isMappableNest(group.front()) ? mapNests(name, group) : mapSerial(name, group);
-      if (!launch)
-        return launch.takeError();
-      launches.push_back(*launch);
-    }
-    return launches;
-  }
-
-private:
-  /// Starts the code of one launch: a gpu.func taking the kernel's buffers
-  /// (or, when emulating, the next part of the host function). `mapping`
-  /// maps the kernel's arguments to the new function's.
-  void beginLaunch(StringRef name, IRMapping &mapping) {
-    if (hostModule) {
-      Block &entry = hostFunction.getBody().front();
-      for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
-        mapping.map(from, to);
-      builder.setInsertionPoint(entry.getTerminator());
-      return;
-    }
-    builder.setInsertionPointToEnd(gpuModule.getBody());
-    auto type = builder.getFunctionType(kernel.getArgumentTypes(), {});
-    auto func = gpu::GPUFuncOp::create(builder, kernel.getLoc(), name, type);
-    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), builder.getUnitAttr());
-    // The planner keeps a step's buffers apart, except an in-place launch's
-    // operand and result: those stay without noalias, which would let LLVM
-    // read the operand through the non-coherent cache (ld.global.nc) while
-    // the same kernel stores to it. Without noalias every store forces
-    // reloads (no accumulator in registers), so all others have it.
-    ArrayRef<unsigned> mayAlias = mayAlias_;
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (!llvm::is_contained(mayAlias, i))
-        func.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
-    Block &entry = func.getBody().front();
-    for (auto [from, to] : llvm::zip(kernel.getArguments(), entry.getArguments()))
-      mapping.map(from, to);
-    builder.setInsertionPointToEnd(&entry);
-    gpu::ReturnOp::create(builder, kernel.getLoc());
-    builder.setInsertionPointToStart(&entry);
-  }
-
-  void createHostFunction() {
-    builder.setInsertionPointToEnd(hostModule.getBody());
-    hostFunction = func::FuncOp::create(builder, kernel.getLoc(), kernel.getName(), kernel.getFunctionType());
-    hostFunction.setPrivate();
-    Block *entry = hostFunction.addEntryBlock();
-    builder.setInsertionPointToEnd(entry);
-    func::ReturnOp::create(builder, kernel.getLoc());
-  }
-
-  /// The launch's linear thread index (blockIdx.x * block + threadIdx.x);
-  /// when emulating, the index of a loop over all `threads`.
-  Value linearThreadIndex(Location loc, int64_t block, int64_t threads) {
-    auto constant = [&](int64_t v) { return arith::ConstantIndexOp::create(builder, loc, v).getResult(); };
-    if (hostModule) {
-      auto loop = scf::ForOp::create(builder, loc, constant(0), constant(threads), constant(1));
-      builder.setInsertionPointToStart(loop.getBody());
-      return loop.getInductionVar();
-    }
-    Value blockId = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
-    Value threadId = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-    return arith::AddIOp::create(builder, loc, arith::MulIOp::create(builder, loc, blockId, constant(block)),
-                                 threadId);
-  }
-
-  /// Clones the top-level ops defining values that `op` (or its regions)
-  /// uses from outside, then `op` itself, at the builder's position.
-  llvm::Error cloneWithInputs(Operation *op, IRMapping &mapping) {
-    llvm::Error err = llvm::Error::success();
-    op->walk([&](Operation *inner) {
-      for (Value operand : inner->getOperands()) {
-        if (err || mapping.contains(operand))
-          continue;
-        Operation *def = operand.getDefiningOp();
-        if (!def || def->getBlock() != &kernel.getBody().front())
-          continue;
-        if (!isRematerializable(def)) {
-          err = fail("kernel '" + kernel.getName() + "': a value defined by '" +
-                     def->getName().getStringRef() +
-                     "' is used by another launch; the GPU target cannot pass it between launches");
-          return;
-        }
-        if (auto e = cloneWithInputs(def, mapping))
-          err = std::move(e);
-      }
-    });
-    if (err)
-      return err;
-    if (!mapping.contains(op)) {
-      Operation *clone = builder.clone(*op, mapping);
-      mapping.map(op, clone);
-      cloneGlobals(op);
-    }
-    return llvm::Error::success();
-  }
-
-  /// Device copies of the constant globals `op` reads.
-  void cloneGlobals(Operation *op) {
-    op->walk([&](memref::GetGlobalOp get) {
-      if (gpuModule.lookupSymbol(get.getName()))
-        return;
-      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(kernel, get.getNameAttr());
-      OpBuilder::InsertionGuard guard(builder);
-      if (hostModule) {
-        if (hostModule.lookupSymbol(get.getName()))
-          return;
-        builder.setInsertionPointToStart(hostModule.getBody());
-      } else {
-        builder.setInsertionPointToStart(gpuModule.getBody());
-      }
-      builder.clone(*global);
-    });
-  }
-
-  llvm::Expected<GpuLaunch> mapSerial(StringRef name, ArrayRef<Operation *> ops) {
-    IRMapping mapping;
-    beginLaunch(name, mapping);
-    for (Operation *op : ops)
-      if (auto err = cloneWithInputs(op, mapping))
-        return std::move(err);
-    return GpuLaunch{name.str(), {1, 1, 1}, {1, 1, 1}};
-  }
-
-  /// One thread per iteration of `nests` (which share their iterations),
-  /// running their bodies one after another.
-  llvm::Expected<GpuLaunch> mapNests(StringRef name, ArrayRef<Operation *> nests) {
-    IRMapping mapping;
-    beginLaunch(name, mapping);
-    Location loc = nests.front()->getLoc();
-    int64_t total = NestSpace(cast<scf::ParallelOp>(nests.front())).total;
-    int64_t block = std::min(kBlockThreads, std::max<int64_t>(32, (total + 31) / 32 * 32));
-    int64_t grid = std::max<int64_t>(1, (total + block - 1) / block);
-    if (grid > INT32_MAX)
-      return fail("kernel '" + kernel.getName() + "': " + llvm::Twine(total) +
-                  " iterations exceed one launch's grid");
-    auto constant = [&](int64_t v) { return arith::ConstantIndexOp::create(builder, loc, v).getResult(); };
-    Value linear = linearThreadIndex(loc, block, grid * block);
-    Value inRange = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult, linear, constant(total));
-    auto guard = scf::IfOp::create(builder, loc, inRange, /*withElseRegion=*/false);
-    builder.setInsertionPointToStart(&guard.getThenRegion().front());
-    for (Operation *op : nests) {
-      auto loop = cast<scf::ParallelOp>(op);
-      NestSpace space(loop);
-      // Delinearize, innermost dim fastest.
-      SmallVector<Value> ivs(space.extents.size());
-      Value rest = linear;
-      for (int64_t d = space.extents.size() - 1; d >= 0; --d) {
-        Value index = space.extents[d] == 1 ? constant(0)
-                      : d == 0             ? rest
-                                           : arith::RemUIOp::create(builder, loc, rest, constant(space.extents[d]));
-        if (d > 0 && space.extents[d] != 1)
-          rest = arith::DivUIOp::create(builder, loc, rest, constant(space.extents[d]));
-        Value scaled = space.steps[d] == 1 ? index : arith::MulIOp::create(builder, loc, index, constant(space.steps[d]));
-        ivs[d] = space.lbs[d] == 0 ? scaled : arith::AddIOp::create(builder, loc, scaled, constant(space.lbs[d]));
-      }
-      for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
-        mapping.map(iv, value);
-      for (Operation &bodyOp : loop.getBody()->without_terminator())
-        if (auto err = cloneWithInputs(&bodyOp, mapping))
-          return std::move(err);
-    }
-    return GpuLaunch{name.str(),
-                     {static_cast<uint32_t>(grid), 1, 1},
-                     {static_cast<uint32_t>(block), 1, 1}};
-  }
-
-  func::FuncOp kernel;
-  gpu::GPUModuleOp gpuModule;
-  ModuleOp hostModule;
-  func::FuncOp hostFunction;
-  OpBuilder builder;
-  /// Arguments that may share a buffer with another (BufferizedKernels::mayAlias).
-  SmallVector<unsigned> mayAlias_;
-};
-
-/// The NVPTX backend's PTX ISA version: 8.0 covers sm_90 and is accepted by
-/// CUDA 12+ drivers (the default, 6.0, rejects sm_90).
-constexpr const char *kPtxFeatures = "+ptx80";
-
-std::string nvvmPipeline(StringRef arch) {
-  return ("lower-affine,expand-strided-metadata,lower-affine,"
-          "gpu-lower-to-nvvm-pipeline{cubin-format=isa cubin-chip=" +
-          arch + " cubin-features=" + kPtxFeatures + " kernel-bare-ptr-calling-convention=1 opt-level=3}")
-      .str();
-}
 
 llvm::Expected<std::string> assembleCubin(const std::string &ptxas, const std::string &ptx,
                                           StringRef arch) {
@@ -430,13 +61,14 @@ llvm::Expected<std::string> assembleCubin(const std::string &ptxas, const std::s
   return read(out);
 }
 
-/// MLIR's NVVM target links libdevice (the GPU math library: expf, erff...)
-/// from the toolkit named by $CUDA_ROOT, $CUDA_HOME or $CUDA_PATH; with none
-/// set the math calls stay unresolved and ptxas rejects the PTX. The toolkit
-/// whose ptxas assembles the cubins is the natural default.
-void pointNvvmAtToolkit(const std::string &ptxas) {
+/// The CUDA toolkit whose libdevice (the GPU math library: expf, erff...)
+/// MLIR's NVVM target links; without one the math calls stay unresolved and
+/// ptxas rejects the PTX. Empty where $CUDA_ROOT, $CUDA_HOME or $CUDA_PATH
+/// names one (MLIR reads them) or none is found. The toolkit whose ptxas
+/// assembles the cubins is the natural default.
+std::string findToolkit(const std::string &ptxas) {
   if (std::getenv("CUDA_ROOT") || std::getenv("CUDA_HOME") || std::getenv("CUDA_PATH"))
-    return;
+    return "";
   /// `ptxas` on PATH may be a wrapper script outside the toolkit (CI has
   /// /usr/local/bin/ptxas exec'ing the real one), so its folder is only the
   /// first guess; the usual install folders follow.
@@ -450,10 +82,9 @@ void pointNvvmAtToolkit(const std::string &ptxas) {
   roots.push_back("/usr/local/cuda");
   roots.push_back("/usr/lib/cuda");
   for (const std::string &root : roots)
-    if (llvm::sys::fs::exists(root + "/nvvm/libdevice")) {
-      ::setenv("CUDA_HOME", root.c_str(), /*overwrite=*/0);
-      return;
-    }
+    if (llvm::sys::fs::exists(root + "/nvvm/libdevice"))
+      return root;
+  return "";
 }
 
 /// The PTX function (entry or device function) around each call of the
@@ -479,7 +110,7 @@ SmallVector<std::pair<std::string, std::string>> deviceHeapCalls(StringRef ptx) 
 /// heap's malloc, which has no NULL check, is never freed, and serves all
 /// threads from 8 MB by default: a long sequence would fault or corrupt
 /// memory at run time. Refused at compile time instead, naming the kernel.
-llvm::Error checkNoDeviceHeap(StringRef ptx, StringRef arch, const BufferizedKernels &kernels) {
+llvm::Error checkNoDeviceHeap(StringRef ptx, StringRef arch, ModuleOp kernels) {
   auto calls = deviceHeapCalls(ptx);
   if (calls.empty())
     return llvm::Error::success();
@@ -487,10 +118,10 @@ llvm::Error checkNoDeviceHeap(StringRef ptx, StringRef arch, const BufferizedKer
   // Launch functions are named <kernel>_<launch>; the kernel's location
   // names the ONNX nodes it computes.
   std::string kernel = function, nodes;
-  for (const std::string &name : kernels.names)
+  for (const std::string &name : kernelNames(kernels))
     if (StringRef(function).starts_with(name + "_")) {
       kernel = name;
-      kernels.module.get().lookupSymbol(name)->getLoc()->walk([&](Location loc) {
+      kernels.lookupSymbol(name)->getLoc()->walk([&](Location loc) {
         if (auto named = dyn_cast<NameLoc>(loc))
           nodes += (nodes.empty() ? "" : ", ") + named.getName().str();
         return WalkResult::advance();
@@ -518,42 +149,39 @@ std::string findPtxas() {
   return "";
 }
 
-llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
-                                             llvm::ArrayRef<std::string> archs) {
-  ModuleOp source = kernels.module.get();
-  MLIRContext *ctx = source.getContext();
-  static const bool pipelineRegistered = (gpu::registerGPUToNVVMPipeline(), true);
-  (void)pipelineRegistered;
+llvm::Expected<GpuKernels> lowerKernelsToGpu(ModuleOp kernels, llvm::ArrayRef<std::string> archs) {
+  MLIRContext *ctx = kernels.getContext();
   DialectRegistry registry;
   registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerAllToLLVMIRTranslations(registry);
   ctx->appendDialectRegistry(registry);
   ctx->loadAllAvailableDialects();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(source.getLoc());
-  (*module)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(ctx));
-  OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module->getBody());
-  auto gpuModule = gpu::GPUModuleOp::create(b, module->getLoc(), "nncc_kernels");
-  GpuKernels result;
-  for (const std::string &name : kernels.names) {
-    auto kernel = source.lookupSymbol<func::FuncOp>(name);
-    auto launches = KernelMapper(kernel, gpuModule, nullptr, kernels.mayAlias.lookup(name)).run();
-    if (!launches)
-      return launches.takeError();
-    result.launches[name] = std::move(*launches);
-  }
   std::string ptxas = findPtxas();
-  pointNvvmAtToolkit(ptxas);
+  GpuCodegenOptions options{std::vector<std::string>(archs.begin(), archs.end()), findToolkit(ptxas)};
+  OwningOpRef<ModuleOp> module = cast<ModuleOp>(kernels->clone());
+  if (auto err = runPipeline(
+          *module, [&](OpPassManager &pm) { buildGpuCodegenPipeline(pm, options); }, "GPU code generation"))
+    return std::move(err);
+  GpuKernels result;
+  for (const std::string &name : kernelNames(kernels)) {
+    auto launches = module->lookupSymbol(name)->getAttrOfType<ArrayAttr>(kGpuLaunchesAttrName);
+    SmallVector<GpuLaunch> &list = result.launches[name];
+    for (auto launch : launches.getAsRange<DictionaryAttr>())
+      list.push_back(GpuLaunch{launch.getAs<StringAttr>("name").str(),
+                               {static_cast<uint32_t>(launch.getAs<IntegerAttr>("grid").getInt()), 1, 1},
+                               {static_cast<uint32_t>(launch.getAs<IntegerAttr>("block").getInt()), 1, 1}});
+  }
+  // One object per NVVM target, in the order of `archs`.
+  llvm::StringMap<std::string> ptxByArch;
+  module->walk([&](gpu::BinaryOp binary) {
+    for (Attribute object : binary.getObjects()) {
+      auto obj = cast<gpu::ObjectAttr>(object);
+      ptxByArch[cast<NVVM::NVVMTargetAttr>(obj.getTarget()).getChip()] = obj.getObject().getValue().str();
+    }
+  });
   for (const std::string &arch : archs) {
-    OwningOpRef<ModuleOp> copy = cast<ModuleOp>((*module)->clone());
-    if (auto err = runPipeline(*copy, nvvmPipeline(arch), "GPU code generation for " + arch))
-      return std::move(err);
-    GpuImage image{arch, "", ""};
-    copy->walk([&](gpu::BinaryOp binary) {
-      for (Attribute object : binary.getObjects())
-        image.ptx = cast<gpu::ObjectAttr>(object).getObject().getValue().str();
-    });
+    GpuImage image{arch, ptxByArch.lookup(arch), ""};
     if (image.ptx.empty())
       return fail("GPU code generation for " + arch + " produced no PTX");
     if (auto err = checkNoDeviceHeap(image.ptx, arch, kernels))
@@ -565,18 +193,6 @@ llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
       image.cubin = std::move(*cubin);
     }
     result.images.push_back(std::move(image));
-  }
-  return result;
-}
-
-llvm::Expected<BufferizedKernels> emulateGpuMapping(const BufferizedKernels &kernels) {
-  ModuleOp source = kernels.module.get();
-  BufferizedKernels result{ModuleOp::create(source.getLoc()), kernels.names, kernels.scratchBytes,
-                           kernels.mayAlias};
-  for (const std::string &name : kernels.names) {
-    auto kernel = source.lookupSymbol<func::FuncOp>(name);
-    if (auto launches = KernelMapper(kernel, nullptr, *result.module).run(); !launches)
-      return launches.takeError();
   }
   return result;
 }

@@ -1,11 +1,8 @@
 //===- GpuCodegen.h - kernels to PTX (and cubins) for NVIDIA GPUs -*- C++ -*-===//
 //
-// Each top-level loop nest of a bufferized kernel becomes one GPU function:
-// a parallel nest runs one thread per iteration (all parallel dims collapsed
-// into one linear index, the innermost dim fastest, so neighbouring threads
-// touch neighbouring elements), anything else runs on one thread. Every
-// function takes the kernel's buffers as bare device pointers, so the plan's
-// step arguments are the same as on the host.
+// The thread mapping is nncc-map-kernels-to-gpu (lib/Target/Passes.td); this
+// runs the GPU pipeline on a kernel module and collects its launches and
+// images for the plan.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_LIB_TARGET_GPUCODEGEN_H
@@ -31,14 +28,11 @@ struct GpuKernels {
   std::vector<GpuImage> images;
 };
 
-/// Lowers bufferized kernels to PTX for each architecture in `archs`
-/// ("sm_80", "sm_90"), assembled with ptxas into cubins when it is found.
-llvm::Expected<GpuKernels> lowerKernelsToGpu(const BufferizedKernels &kernels,
-                                             llvm::ArrayRef<std::string> archs);
-
-/// The same kernels as host functions that run each GPU launch's threads
-/// one after another, in thread order: the GPU mapping, testable on a CPU.
-llvm::Expected<BufferizedKernels> emulateGpuMapping(const BufferizedKernels &kernels);
+/// Lowers a copy of bufferized kernels (buildKernelBufferizationPipeline)
+/// to PTX for each architecture in `archs` ("sm_80", "sm_90") with
+/// buildGpuCodegenPipeline, refuses kernels that call the device heap, and
+/// assembles cubins with ptxas when it is found.
+llvm::Expected<GpuKernels> lowerKernelsToGpu(mlir::ModuleOp kernels, llvm::ArrayRef<std::string> archs);
 
 /// The ptxas to assemble with: $NNCC_PTXAS, else `ptxas` on PATH, else
 /// /usr/local/cuda/bin/ptxas; empty when there is none.

@@ -1,11 +1,11 @@
-//===- KernelBuffers.h - kernels as loops over static buffers ---*- C++ -*-===//
+//===- KernelBuffers.h - the kernel module and running its pipelines -*- C++ -*-===//
 //
-// The target-independent half of kernel code generation: the exec module's
-// kernel functions (linalg on tensors) bufferized, their temporaries turned
-// into arena scratch arguments, their linalg ops turned into scf loops. Both
-// the host (HostCodegen) and the GPU (GpuCodegen) lowering start from this,
-// so a kernel takes the same buffer arguments on every target and one plan
-// serves them all.
+// The kernels of an exec module are lowered apart from it: extractKernels
+// copies the functions exec.launch runs into a kernel module, marked
+// `nncc.kernel`, which the pipelines of lib/Target/Passes.h take to loops
+// over buffers (buildKernelBufferizationPipeline) and then to host or GPU
+// code. Both targets start from the bufferized kernels, so a kernel takes the
+// same buffer arguments on every target and one plan serves them all.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_LIB_TARGET_KERNELBUFFERS_H
@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
@@ -22,29 +23,24 @@
 
 namespace nncc {
 
-struct BufferizedKernels {
-  /// One func.func per kernel on static, identity-layout memrefs, bodies in
-  /// scf loops (scf.parallel for parallel dims).
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  /// Kernel names in the order of the exec module.
-  llvm::SmallVector<std::string> names;
-  /// Per kernel, the sizes of its scratch buffers: temporaries the kernel
-  /// would otherwise allocate on every run, passed as extra trailing buffer
-  /// arguments that the memory planner places in the arena.
-  llvm::StringMap<llvm::SmallVector<int64_t>> scratchBytes;
-  /// Per kernel, the arguments that may share a buffer with another one:
-  /// the operands a launch lets the planner overwrite with its result
-  /// (exec.launch's inplace_operands), and that result. Every other argument
-  /// is a buffer of its own.
-  llvm::StringMap<llvm::SmallVector<unsigned>> mayAlias;
-};
+/// The kernels exec.launch runs in `execModule`, copied in module order
+/// into a new module, each marked `nncc.kernel`
+/// and, where a launch lets the planner overwrite operands with its result
+/// (exec.launch's inplace_operands), with those arguments and the result in
+/// `nncc.may_alias`.
+mlir::OwningOpRef<mlir::ModuleOp> extractKernels(mlir::ModuleOp execModule);
 
-/// Bufferizes the kernel functions of an exec-level module (every private
-/// `func.func`) and lowers them to loops.
-llvm::Expected<BufferizedKernels> bufferizeKernels(mlir::ModuleOp execModule);
+/// The names of the kernels of a kernel module, in module order.
+llvm::SmallVector<std::string> kernelNames(mlir::ModuleOp kernels);
 
-/// Runs a textual pass pipeline on `module`; errors carry the diagnostics.
-llvm::Error runPipeline(mlir::ModuleOp module, llvm::StringRef pipeline, llvm::StringRef what);
+/// Per kernel, the bytes of its scratch buffers (`nncc.scratch_bytes`):
+/// temporaries passed as extra trailing buffer arguments that the memory
+/// planner places in the arena.
+llvm::StringMap<llvm::SmallVector<int64_t>> kernelScratchBytes(mlir::ModuleOp kernels);
+
+/// Runs the passes `build` adds on `module`; errors carry the diagnostics.
+llvm::Error runPipeline(mlir::ModuleOp module, llvm::function_ref<void(mlir::OpPassManager &)> build,
+                        llvm::StringRef what);
 
 /// Collects error diagnostics while alive.
 struct DiagnosticCollector {
