@@ -2,7 +2,7 @@
 #include "lib/Support/Error.h"
 #include "lib/Support/PendingFile.h"
 
-#include "lib/Conversion/NNToExec/NNToExec.h"
+#include "lib/Conversion/NNToExec/Passes.h"
 #include "lib/Target/GpuCodegen.h"
 #include "lib/Target/HostCodegen.h"
 #include "lib/Target/Passes.h"
@@ -313,7 +313,9 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
         bool gpuPlan = !options.targets.cudaArchs.empty() || options.emulateGpu;
         lowering.gemmEpilogues = gpuPlan;
         lowering.cpuOnly = !gpuPlan;
-        return withDiagnostics(context, "code generation", [&] { return lowerNNToExec(module, lowering); });
+        mlir::PassManager pm(&context);
+        buildNNToExecPipeline(pm, lowering);
+        return runPasses(pm, module, "code generation");
       }))
     return std::move(err);
   if (auto err = withDiagnostics(context, "exec verification", [&] { return mlir::verify(module); }))

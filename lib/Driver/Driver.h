@@ -1,7 +1,7 @@
 #ifndef NNCC_LIB_DRIVER_DRIVER_H
 #define NNCC_LIB_DRIVER_DRIVER_H
 
-#include "lib/Conversion/NNToExec/NNToExec.h"
+#include "lib/Conversion/NNToExec/Passes.h"
 #include "lib/Import/OnnxImport.h"
 #include "lib/Target/Package.h"
 #include "passes/Autocast.h"

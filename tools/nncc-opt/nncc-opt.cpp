@@ -1,6 +1,7 @@
 /// nncc-opt: runs any nncc or upstream pass on textual IR, for lit tests.
 #include "dialects/NN/NNDialect.h"
 #include "dialects/Exec/ExecOps.h"
+#include "lib/Conversion/NNToExec/Passes.h"
 #include "lib/Target/Passes.h"
 #include "lib/Target/PlanPass.h"
 #include "passes/Pipelines.h"
@@ -16,6 +17,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   nncc::registerNNCCPipelines();
+  nncc::registerNNToExecPipelines();
   nncc::registerPlanPasses();
   nncc::registerTargetPasses();
   mlir::DialectRegistry registry;

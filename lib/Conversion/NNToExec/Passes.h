@@ -1,13 +1,14 @@
-#ifndef NNCC_LIB_CONVERSION_NNTOEXEC_NNTOEXEC_H
-#define NNCC_LIB_CONVERSION_NNTOEXEC_NNTOEXEC_H
+#ifndef NNCC_LIB_CONVERSION_NNTOEXEC_PASSES_H
+#define NNCC_LIB_CONVERSION_NNTOEXEC_PASSES_H
 
-#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace nncc {
 
-/// Lowers every `func.func` of nn ops in `module` to the exec level: library
-/// calls (f32 GEMMs), views (static reshapes) and launches of outlined
-/// kernels (`func.func private @k<N>` holding linalg on tensors, in
+/// What the nn -> exec lowering (buildNNToExecPipeline) builds: library
+/// calls (GEMMs), views (static reshapes) and launches of outlined kernels
+/// (`func.func private @k<N>_<op>` holding linalg on tensors, in
 /// destination-passing style). nn.constant stays: constants are weights.
 struct LoweringOptions {
   /// Fuse chains and DAGs of elementwise/broadcast ops into single kernels.
@@ -26,8 +27,18 @@ struct LoweringOptions {
   bool cpuOnly = false;
 };
 
-mlir::LogicalResult lowerNNToExec(mlir::ModuleOp module, const LoweringOptions &options = {});
+/// The plan nncc-form-conv-kernels builds convolutions for.
+enum class ConvPlan { Cpu, Gpu };
+
+#define GEN_PASS_DECL
+#include "lib/Conversion/NNToExec/Passes.h.inc"
+
+/// Adds the nn -> exec passes for `options` to `pm` (on a module).
+void buildNNToExecPipeline(mlir::OpPassManager &pm, const LoweringOptions &options);
+
+/// Registers the nn -> exec passes and the pipeline `nncc-lower-nn-to-exec`.
+void registerNNToExecPipelines();
 
 } // namespace nncc
 
-#endif // NNCC_LIB_CONVERSION_NNTOEXEC_NNTOEXEC_H
+#endif // NNCC_LIB_CONVERSION_NNTOEXEC_PASSES_H

@@ -6,9 +6,8 @@
 /// where the GPU plan rounds too (cuBLASLt with an f32 compute type; generated
 /// kernels round each op's result), so CPU numerics check the GPU plan.
 /// Fusion then merges the casts with their neighbours.
-#include "lib/Conversion/NNToExec/LowPrecisionCompute.h"
-
-#include "dialects/NN/NNOps.h"
+#include "lib/Conversion/NNToExec/Contractions.h"
+#include "lib/Conversion/NNToExec/PassDetail.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -17,6 +16,9 @@
 using namespace mlir;
 
 namespace nncc {
+#define GEN_PASS_DEF_COMPUTELOWPRECISIONINF32PASS
+#include "lib/Conversion/NNToExec/Passes.h.inc"
+
 namespace {
 
 bool isLowPrecisionFloat(Type t) {
@@ -82,28 +84,11 @@ void computeInF32(Operation *op, DenseMap<Value, Value> &widened) {
   op->erase();
 }
 
-/// conv(x, w, b) as add(conv(x, w), b viewed as [M, 1, ...]): the GEMM rounds
-/// its product once, the add rounds the sum once, as on the GPU.
-nn::AddOp splitBias(nn::ConvOp conv) {
-  OpBuilder b(conv);
-  auto type = cast<RankedTensorType>(conv.getType());
-  auto bare = nn::ConvOp::create(b, conv.getLoc(), type, conv.getInput(), conv.getWeight(), Value(),
-                                 conv.getStridesAttr(), conv.getPadsAttr(), conv.getDilationsAttr(),
-                                 conv.getGroupAttr());
-  SmallVector<int64_t> biasShape(type.getRank() - 1, 1);
-  biasShape[0] = type.getShape()[1];
-  Value bias = nn::ReshapeOp::create(b, conv.getLoc(),
-                                     RankedTensorType::get(biasShape, type.getElementType()),
-                                     conv.getBias(), Value());
-  auto add = nn::AddOp::create(b, conv.getLoc(), type, bare.getResult(), bias);
-  conv.getResult().replaceAllUsesWith(add.getResult());
-  conv.erase();
-  return add;
-}
-
-} // namespace
-
-void computeLowPrecisionInF32(func::FuncOp func, llvm::function_ref<bool(Operation *)> isLibraryCall) {
+/// Rewrites every nn op of `func` that computes on f16/bf16 values as the
+/// same op on f32 between casts, but the GEMM library contractions; a
+/// convolution among them gives up its bias to an add, computed in f32 (the
+/// GEMM rounds its product once, the add rounds the sum once, as on the GPU).
+void computeLowPrecisionInF32(func::FuncOp func) {
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     if (op->getDialect() && isa<nn::NNDialect>(op->getDialect()) && !movesValuesOnly(op) &&
@@ -113,14 +98,24 @@ void computeLowPrecisionInF32(func::FuncOp func, llvm::function_ref<bool(Operati
   });
   DenseMap<Value, Value> widened;
   for (Operation *op : ops) {
-    if (!isLibraryCall(op)) {
+    if (!isLibraryContraction(op)) {
       computeInF32(op, widened);
       continue;
     }
     auto conv = dyn_cast<nn::ConvOp>(op);
     if (conv && conv.getBias() && isLowPrecisionFloat(conv.getType()))
-      computeInF32(splitBias(conv), widened);
+      computeInF32(splitConvBias(conv), widened);
   }
 }
+
+struct ComputeLowPrecisionInF32Pass
+    : impl::ComputeLowPrecisionInF32PassBase<ComputeLowPrecisionInF32Pass> {
+  void runOnOperation() override {
+    if (!getOperation().isPrivate())
+      computeLowPrecisionInF32(getOperation());
+  }
+};
+
+} // namespace
 
 } // namespace nncc

@@ -1,0 +1,114 @@
+#include "lib/Conversion/NNToExec/Contractions.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace nncc {
+namespace {
+
+/// True when a GEMM library call takes these operand and result types: A and
+/// B both f32, f16 or bf16, the result f32 or their type (module ABI
+/// dtype_a/b/c; products accumulate in f32, a low-precision result is
+/// rounded once).
+bool isGemmElementTypes(Value a, Value b, Value result) {
+  Type ea = getElementTypeOrSelf(a.getType()), eb = getElementTypeOrSelf(b.getType()),
+       er = getElementTypeOrSelf(result.getType());
+  return (ea.isF32() || ea.isF16() || ea.isBF16()) && ea == eb && (er == ea || er.isF32());
+}
+
+/// True when `operand`'s batch dims (all but the last two) either equal the
+/// result's or are all 1: the GEMM library call then walks them with a
+/// constant stride (0 for a broadcast operand).
+bool gemmBatchCompatible(RankedTensorType operand, RankedTensorType result) {
+  auto batch = operand.getShape().drop_back(2), outBatch = result.getShape().drop_back(2);
+  if (llvm::all_of(batch, [](int64_t d) { return d == 1; }))
+    return true;
+  return batch.size() <= outBatch.size() &&
+         llvm::equal(batch, outBatch.take_back(batch.size())) &&
+         llvm::all_of(outBatch.drop_back(batch.size()), [](int64_t d) { return d == 1; });
+}
+
+} // namespace
+
+bool isF32(Value v) { return cast<RankedTensorType>(v.getType()).getElementType().isF32(); }
+
+bool isLibraryMatMul(nn::MatMulOp mm) {
+  auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
+  auto out = cast<RankedTensorType>(mm.getType());
+  return isGemmElementTypes(mm.getLhs(), mm.getRhs(), mm.getResult()) && lhs.getRank() >= 2 && rhs.getRank() >= 2 &&
+         out.hasStaticShape() && out.getNumElements() > 0 && lhs.getShape().back() != 0 &&
+         gemmBatchCompatible(lhs, out) && gemmBatchCompatible(rhs, out);
+}
+
+bool isLibraryContraction(Operation *op) {
+  if (auto mm = dyn_cast<nn::MatMulOp>(op))
+    return isLibraryMatMul(mm);
+  auto nonEmpty = [](Value v) { return cast<RankedTensorType>(v.getType()).getNumElements() > 0; };
+  if (auto g = dyn_cast<nn::GemmOp>(op)) {
+    auto a = cast<RankedTensorType>(g.getA().getType());
+    return isGemmElementTypes(g.getA(), g.getB(), g.getResult()) && nonEmpty(g.getResult()) &&
+           a.getShape()[g.getTransA() ? 0 : 1] != 0 &&
+           (!g.getC() || getElementTypeOrSelf(g.getC().getType()) == getElementTypeOrSelf(g.getType()));
+  }
+  if (auto conv = dyn_cast<nn::ConvOp>(op))
+    return conv.getGroup() == 1 && isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) && nonEmpty(conv.getResult()) &&
+           nonEmpty(conv.getWeight());
+  return false;
+}
+
+bool readsInputAsColumns(nn::ConvOp conv) {
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  return llvm::all_of(w.getShape().drop_front(2), [](int64_t k) { return k == 1; }) &&
+         llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
+         llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
+}
+
+/// Small images (P <= 64 output positions: one GEMM per image would have a
+/// narrow N that the BLAS's tiles fill poorly, 77 GFLOP/s for 256x16x2304
+/// here) with a materialized im2col run as one GEMM over the columns of the
+/// whole batch (100 GFLOP/s for 256x512x2304), its [M, n, P] result
+/// transposed back to [n, M, P]. Larger images gain nothing from it and pay
+/// for the transpose.
+bool gemmOverWholeBatch(nn::ConvOp conv) {
+  auto out = cast<RankedTensorType>(conv.getType());
+  int64_t n = out.getShape()[0], p = out.getNumElements() / std::max<int64_t>(n * out.getShape()[1], 1);
+  return !readsInputAsColumns(conv) && n > 1 && p <= 64;
+}
+
+bool isColumnVector(Value v, RankedTensorType result) {
+  auto type = cast<RankedTensorType>(v.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  return type.hasStaticShape() && type.getElementType() == result.getElementType() && !shape.empty() &&
+         shape.back() == result.getShape().back() && type.getNumElements() == shape.back() &&
+         shape.size() <= (size_t)result.getRank();
+}
+
+std::optional<SmallVector<float>> constantFloats(Value v) {
+  auto constant = v.getDefiningOp<nn::ConstantOp>();
+  auto values = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : DenseElementsAttr();
+  if (!values || !values.getElementType().isF32())
+    return std::nullopt;
+  return SmallVector<float>(values.getValues<float>());
+}
+
+nn::AddOp splitConvBias(nn::ConvOp conv) {
+  OpBuilder b(conv);
+  auto type = cast<RankedTensorType>(conv.getType());
+  auto bare = nn::ConvOp::create(b, conv.getLoc(), type, conv.getInput(), conv.getWeight(), Value(),
+                                 conv.getStridesAttr(), conv.getPadsAttr(), conv.getDilationsAttr(),
+                                 conv.getGroupAttr());
+  SmallVector<int64_t> biasShape(type.getRank() - 1, 1);
+  biasShape[0] = type.getShape()[1];
+  Value bias = nn::ReshapeOp::create(b, conv.getLoc(),
+                                     RankedTensorType::get(biasShape, type.getElementType()),
+                                     conv.getBias(), Value());
+  auto add = nn::AddOp::create(b, conv.getLoc(), type, bare.getResult(), bias);
+  conv.getResult().replaceAllUsesWith(add.getResult());
+  conv.erase();
+  return add;
+}
+
+} // namespace nncc

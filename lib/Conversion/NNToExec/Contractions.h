@@ -1,0 +1,42 @@
+#ifndef NNCC_LIB_CONVERSION_NNTOEXEC_CONTRACTIONS_H
+#define NNCC_LIB_CONVERSION_NNTOEXEC_CONTRACTIONS_H
+
+#include "dialects/NN/NNOps.h"
+
+#include <optional>
+
+namespace nncc {
+
+/// True when `v` is a tensor of f32.
+bool isF32(mlir::Value v);
+
+/// True when `mm` runs as a GEMM library call (f32/f16/bf16, batch dims the
+/// call can stride through).
+bool isLibraryMatMul(nn::MatMulOp mm);
+
+/// True when `op` becomes a GEMM library call (nncc-lower-contractions):
+/// MatMul, Gemm and ungrouped Conv with f32/f16/bf16 operands; the others
+/// become loop kernels.
+bool isLibraryContraction(mlir::Operation *op);
+
+/// True when a convolution's GEMM reads its input as it lies (1x1, stride
+/// 1, no padding): no im2col.
+bool readsInputAsColumns(nn::ConvOp conv);
+
+/// True when a convolution's GEMM runs once over the im2col columns of the
+/// whole batch instead of once per image.
+bool gemmOverWholeBatch(nn::ConvOp conv);
+
+/// True when `v` holds one value per column of `result` (shape [.., 1, N]).
+bool isColumnVector(mlir::Value v, mlir::RankedTensorType result);
+
+/// The values of a constant f32 tensor, or nullopt.
+std::optional<llvm::SmallVector<float>> constantFloats(mlir::Value v);
+
+/// Replaces conv(x, w, b) by add(conv(x, w), b viewed as [M, 1, ...]) and
+/// returns the add.
+nn::AddOp splitConvBias(nn::ConvOp conv);
+
+} // namespace nncc
+
+#endif // NNCC_LIB_CONVERSION_NNTOEXEC_CONTRACTIONS_H

@@ -1,0 +1,182 @@
+/// nncc-form-conv-kernels: the convolutions whose kernels depend on the plan
+/// (direct kernels on the CPU, GEMM calls carrying their epilogue on the
+/// GPU), formed before the fusion passes would split their epilogues off.
+#include "lib/Conversion/NNToExec/ConvEpilogue.h"
+#include "lib/Conversion/NNToExec/Contractions.h"
+#include "lib/Conversion/NNToExec/DirectConv.h"
+#include "lib/Conversion/NNToExec/Im2col.h"
+#include "lib/Conversion/NNToExec/Outline.h"
+#include "lib/Conversion/NNToExec/PassDetail.h"
+
+using namespace mlir;
+
+namespace nncc {
+#define GEN_PASS_DEF_FORMCONVKERNELSPASS
+#include "lib/Conversion/NNToExec/Passes.h.inc"
+
+namespace {
+
+/// With a CUDA target, a convolution's epilogue rides on its GEMM call
+/// instead of a kernel after it: the bias as one more weight column against
+/// a row of ones that im2col appends, a residual Add as the accumulator C
+/// (beta 1; the plan lets the output take over C's buffer when C dies
+/// there), a ReLU as the library's activation (a Clip keeps the generated
+/// epilogue kernel). Not cuBLASLt's bias epilogue:
+/// it adds one value per row of its column-major D, which for an NCHW output
+/// is one per output position, not per channel. The bias column needs the
+/// weights and bias as compile-time constants (inference), an f32
+/// convolution, and one GEMM per image; false when `conv` does not qualify
+/// or has nothing to fold (nncc-lower-contractions then takes it).
+FailureOr<bool> lowerConvWithGemmEpilogue(nn::ConvOp conv, SymbolTable &symbols) {
+  auto out = cast<RankedTensorType>(conv.getType());
+  if (!isLibraryContraction(conv) || !isF32(conv.getInput()) || !isF32(conv.getWeight()) ||
+      !out.getElementType().isF32() || !out.hasStaticShape() || gemmOverWholeBatch(conv))
+    return false;
+  bool pointwise = readsInputAsColumns(conv);
+  std::optional<SmallVector<float>> weights = constantFloats(conv.getWeight()), bias;
+  if (conv.getBias() && (pointwise || !weights || !(bias = constantFloats(conv.getBias()))))
+    return false;
+  ConvEpilogue epilogue = matchConvEpilogue(conv);
+  // A Clip has no library epilogue: its kernel would read and write the
+  // output once more, as the generated epilogue kernel taking bias, residual
+  // and Clip together does.
+  if ((epilogue.clamp && !epilogue.clampIsRelu()) || (!bias && epilogue.ops.empty()))
+    return false;
+
+  epilogue.moveConvToItsEnd(conv);
+  Location loc = conv.getLoc();
+  OpBuilder b(conv);
+  int64_t n = out.getShape()[0], m = out.getShape()[1];
+  int64_t ckk = cast<RankedTensorType>(conv.getWeight().getType()).getNumElements() / m;
+  int64_t p = out.getNumElements() / (n * m), rows = ckk + (bias ? 1 : 0);
+  Type f32 = b.getF32Type();
+  Value col;
+  if (pointwise) {
+    col = exec::ViewOp::create(b, loc, RankedTensorType::get({n, ckk, p}, f32), conv.getInput());
+  } else {
+    // [n, C*K... (+ the ones row), o...], or without a bias im2col's own
+    // [n, C, K..., o...].
+    SmallVector<int64_t> colShape{n};
+    if (bias)
+      colShape.push_back(rows);
+    else
+      llvm::append_range(colShape, cast<RankedTensorType>(conv.getWeight().getType()).getShape().drop_front(1));
+    llvm::append_range(colShape, out.getShape().drop_front(2));
+    auto launch = outlineKernel(conv, symbols, "im2col", conv.getInput(), RankedTensorType::get(colShape, f32),
+                                [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                  return SmallVector<Value>{bias ? im2colWithOnesRow(kb, loc, conv, args[0], inits[0])
+                                                                 : im2col(kb, loc, conv, args[0], inits[0], false)};
+                                });
+    if (failed(launch))
+      return failure();
+    col = exec::ViewOp::create(b, loc, RankedTensorType::get({n, rows, p}, f32), launch->getResult(0));
+  }
+  Value w;
+  auto wType = RankedTensorType::get({m, rows}, f32);
+  if (bias) {
+    SmallVector<float> withBias;
+    withBias.reserve(m * rows);
+    for (int64_t i = 0; i < m; ++i) {
+      withBias.append(weights->begin() + i * ckk, weights->begin() + (i + 1) * ckk);
+      withBias.push_back((*bias)[i]);
+    }
+    w = nn::ConstantOp::create(b, loc, DenseElementsAttr::get(wType, ArrayRef<float>(withBias)));
+  } else {
+    w = exec::ViewOp::create(b, loc, wType, conv.getWeight());
+  }
+  auto gemmType = RankedTensorType::get({n, m, p}, f32);
+  Value c = epilogue.residual ? exec::ViewOp::create(b, loc, gemmType, epilogue.residual).getResult() : Value();
+  auto gemm = exec::GemmOp::create(b, loc, gemmType, w, col, c, Value(), false, false, APFloat(1.0),
+                                   APFloat(c ? 1.0 : 0.0), nodeNames(loc), epilogue.clamp ? "relu" : "none");
+  SmallVector<Operation *> constants{conv.getWeight().getDefiningOp(),
+                                     conv.getBias() ? conv.getBias().getDefiningOp() : nullptr};
+  epilogue.replaceConvAndOps(conv, exec::ViewOp::create(b, loc, out, gemm.getResult()));
+  // The folded weights replace the originals.
+  for (Operation *constant : constants)
+    if (constant && bias && constant->use_empty())
+      constant->erase();
+  return true;
+}
+
+/// lowerConvWithGemmEpilogue for every convolution that qualifies; runs
+/// before nncc-split-conv-bias and the fusion passes would take the bias and
+/// the ops after it into kernels.
+LogicalResult lowerConvolutionsWithGemmEpilogues(func::FuncOp func, SymbolTable &symbols) {
+  SmallVector<nn::ConvOp> convs;
+  func.walk([&](nn::ConvOp conv) { convs.push_back(conv); });
+  for (nn::ConvOp conv : convs)
+    if (failed(lowerConvWithGemmEpilogue(conv, symbols)))
+      return failure();
+  return success();
+}
+
+/// `conv` as its direct kernel (after a kernel making the padded copy it
+/// reads, when it reads one), with `epilogue` folded in: the launch takes the
+/// place of the epilogue's last op.
+LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue, SymbolTable &symbols) {
+  epilogue.moveConvToItsEnd(conv);
+  Location loc = conv.getLoc();
+  Value input = conv.getInput();
+  if (readsInputCopy(conv)) {
+    auto copy = outlineKernel(conv, symbols, "pad", input, TypeRange{inputCopyType(conv)},
+                              [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                return SmallVector<Value>{buildInputCopy(kb, loc, conv, args[0], inits[0])};
+                              });
+    if (failed(copy))
+      return failure();
+    input = copy->getResult(0);
+  }
+  SmallVector<Value> operands{input, conv.getWeight()};
+  if (conv.getBias())
+    operands.push_back(conv.getBias());
+  if (epilogue.residual)
+    operands.push_back(epilogue.residual);
+  auto launch = outlineKernel(
+      conv, symbols, "conv", operands, TypeRange{conv.getType()},
+      [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+        Value bias = conv.getBias() ? args[2] : Value();
+        Value residual = epilogue.residual ? args.back() : Value();
+        return SmallVector<Value>{
+            buildDirectConvolution(kb, loc, conv, args[0], args[1], bias, residual, epilogue, inits[0])};
+      });
+  if (failed(launch))
+    return failure();
+  epilogue.replaceConvAndOps(conv, launch->getResult(0));
+  return success();
+}
+
+/// CPU-only modules: each convolution isDirectConvolution accepts becomes
+/// its direct kernel, with the residual add and ReLU/Clip after it folded in
+/// when fusing. This runs before the fusion passes, which then leave the
+/// kernel's result alone like any other launch's.
+LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, bool fuse) {
+  SmallVector<nn::ConvOp> convs;
+  func.walk([&](nn::ConvOp conv) {
+    if (isDirectConvolution(conv))
+      convs.push_back(conv);
+  });
+  for (nn::ConvOp conv : convs)
+    if (failed(lowerDirectConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{}, symbols)))
+      return failure();
+  return success();
+}
+
+struct FormConvKernelsPass : impl::FormConvKernelsPassBase<FormConvKernelsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (func::FuncOp func : entryFunctions(module)) {
+      LogicalResult formed = success();
+      if (plan == ConvPlan::Cpu)
+        formed = lowerDirectConvolutions(func, symbols, fuseEpilogues);
+      else if (fuseEpilogues)
+        formed = lowerConvolutionsWithGemmEpilogues(func, symbols);
+      if (failed(formed))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+} // namespace nncc

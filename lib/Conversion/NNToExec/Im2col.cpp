@@ -1,0 +1,99 @@
+#include "lib/Conversion/NNToExec/Im2col.h"
+
+#include "lib/Conversion/NNToExec/LinalgUtils.h"
+
+using namespace mlir;
+
+namespace nncc {
+
+Value im2col(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init, bool batchInner) {
+  auto in = cast<RankedTensorType>(x.getType());
+  int64_t spatial = in.getRank() - 2;
+  ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(), dilations = conv.getDilations();
+  auto idx = [&](OpBuilder &nb, Location l, int64_t v) { return (Value)arith::ConstantIndexOp::create(nb, l, v); };
+  auto colType = cast<RankedTensorType>(init.getType());
+  int64_t rank = colType.getRank(); // 2 + 2 * spatial
+  SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
+  auto op = linalg::GenericOp::create(
+      b, loc, colType, ValueRange{}, init, ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank)}, it,
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        int64_t nDim = batchInner ? 1 + spatial : 0, cDim = batchInner ? 0 : 1, kDim = batchInner ? 1 : 2;
+        SmallVector<Value> src{linalg::IndexOp::create(nb, l, nDim), linalg::IndexOp::create(nb, l, cDim)};
+        Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+        for (int64_t d = 0; d < spatial; ++d) {
+          Value k = linalg::IndexOp::create(nb, l, kDim + d);
+          Value o = linalg::IndexOp::create(nb, l, 2 + spatial + d);
+          Value i = arith::AddIOp::create(
+              nb, l, arith::SubIOp::create(nb, l, arith::MulIOp::create(nb, l, o, idx(nb, l, strides[d])), idx(nb, l, pads[d])),
+              arith::MulIOp::create(nb, l, k, idx(nb, l, dilations[d])));
+          int64_t len = in.getShape()[2 + d];
+          valid = arith::AndIOp::create(
+              nb, l, valid,
+              arith::AndIOp::create(nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, idx(nb, l, 0)),
+                                    arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, idx(nb, l, len))));
+          src.push_back(arith::MinSIOp::create(nb, l, arith::MaxSIOp::create(nb, l, i, idx(nb, l, 0)), idx(nb, l, len - 1)));
+        }
+        Value v = tensor::ExtractOp::create(nb, l, x, src);
+        Value zero = arith::ConstantOp::create(nb, l, nb.getFloatAttr(in.getElementType(), 0));
+        linalg::YieldOp::create(nb, l, ValueRange{arith::SelectOp::create(nb, l, valid, v, zero)});
+      });
+  return op.getResult(0);
+}
+
+Value im2colFromPadded(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init, bool batchInner) {
+  auto in = cast<RankedTensorType>(x.getType());
+  int64_t spatial = in.getRank() - 2;
+  ArrayRef<int64_t> strides = conv.getStrides(), pads = conv.getPads(), dilations = conv.getDilations();
+  auto colShape = cast<RankedTensorType>(init.getType()).getShape();
+  SmallVector<int64_t> outSpatial{0, 0}, kernel;
+  for (int64_t d = 0; d < spatial; ++d) {
+    outSpatial.push_back(colShape[colShape.size() - spatial + d]);
+    kernel.push_back(colShape[(batchInner ? 1 : 2) + d]);
+  }
+  SmallVector<int64_t> covering = coveringPads(pads, in.getShape(), outSpatial, kernel, strides, dilations);
+  if (llvm::any_of(covering, [](int64_t p) { return p != 0; }))
+    x = padSpatial(b, loc, x, covering, arith::ConstantOp::create(b, loc, b.getFloatAttr(in.getElementType(), 0)));
+  MLIRContext *ctx = b.getContext();
+  auto colType = cast<RankedTensorType>(init.getType());
+  int64_t rank = colType.getRank(); // 2 + 2 * spatial
+  int64_t nDim = batchInner ? 1 + spatial : 0, cDim = batchInner ? 0 : 1, kDim = batchInner ? 1 : 2;
+  SmallVector<AffineExpr> src{getAffineDimExpr(nDim, ctx), getAffineDimExpr(cDim, ctx)};
+  for (int64_t d = 0; d < spatial; ++d)
+    src.push_back(getAffineDimExpr(2 + spatial + d, ctx) * strides[d] + getAffineDimExpr(kDim + d, ctx) * dilations[d]);
+  SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
+  return generic(b, loc, x, init, {AffineMap::get(rank, 0, src, ctx), b.getMultiDimIdentityMap(rank)}, it,
+                 [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
+}
+
+Value im2colWithOnesRow(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
+  auto colType = cast<RankedTensorType>(init.getType());
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  int64_t rank = colType.getRank(), ckk = colType.getShape()[1] - 1;
+  SmallVector<OpFoldResult> zeros(rank, b.getIndexAttr(0)), unit(rank, b.getIndexAttr(1)), sizes;
+  for (int64_t d : colType.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  sizes[1] = b.getIndexAttr(ckk);
+  Value rows = tensor::ExtractSliceOp::create(b, loc, init, zeros, sizes, unit);
+  // [n, C*K..., o...] -> [n, C, K..., o...]
+  SmallVector<int64_t> expanded{colType.getShape()[0], w.getShape()[1]};
+  llvm::append_range(expanded, w.getShape().drop_front(2));
+  llvm::append_range(expanded, colType.getShape().drop_front(2));
+  SmallVector<ReassociationIndices> groups{{0}, {}};
+  for (int64_t d = 1; d < (int64_t)w.getRank(); ++d)
+    groups[1].push_back(d);
+  for (int64_t d = w.getRank(); d < (int64_t)expanded.size(); ++d)
+    groups.push_back({d});
+  Type elem = colType.getElementType();
+  Value unfolded = tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(expanded, elem), rows, groups);
+  Value col = im2col(b, loc, conv, x, unfolded, false);
+  col = tensor::CollapseShapeOp::create(b, loc, cast<RankedTensorType>(rows.getType()), col, groups);
+  Value result = tensor::InsertSliceOp::create(b, loc, col, init, zeros, sizes, unit);
+  SmallVector<OpFoldResult> onesAt(zeros), onesSizes(sizes);
+  onesAt[1] = b.getIndexAttr(ckk);
+  onesSizes[1] = b.getIndexAttr(1);
+  Value ones = tensor::ExtractSliceOp::create(b, loc, result, onesAt, onesSizes, unit);
+  ones = fill(b, loc, ones, arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 1)));
+  return tensor::InsertSliceOp::create(b, loc, ones, result, onesAt, onesSizes, unit);
+}
+
+} // namespace nncc

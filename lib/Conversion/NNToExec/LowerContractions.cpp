@@ -1,0 +1,161 @@
+/// nncc-lower-contractions: matrix products and ungrouped convolutions as
+/// GEMM library calls, with the kernels that feed and finish them.
+#include "lib/Conversion/NNToExec/Contractions.h"
+#include "lib/Conversion/NNToExec/Im2col.h"
+#include "lib/Conversion/NNToExec/Outline.h"
+#include "lib/Conversion/NNToExec/PassDetail.h"
+
+using namespace mlir;
+
+namespace nncc {
+#define GEN_PASS_DEF_LOWERCONTRACTIONSPASS
+#include "lib/Conversion/NNToExec/Passes.h.inc"
+
+namespace {
+
+/// A convolution without groups as im2col (a kernel, in the input's type) +
+/// one batched GEMM (weights [M, C*K] times col[n]; for a batch of images one
+/// GEMM over all columns and a transpose kernel) + a bias kernel: the GEMM
+/// runs in the BLAS.
+LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnly) {
+  auto in = cast<RankedTensorType>(conv.getInput().getType());
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  auto out = cast<RankedTensorType>(conv.getType());
+  int64_t n = in.getShape()[0], m = out.getShape()[1];
+  int64_t ckk = w.getNumElements() / m, p = out.getNumElements() / (n * m);
+  OpBuilder b(conv);
+  Location loc = conv.getLoc();
+  Type elem = in.getElementType();
+  auto flatColType = RankedTensorType::get({n, ckk, p}, elem);
+  Value col;
+  bool pointwise = readsInputAsColumns(conv);
+  if (pointwise) {
+    // A 1x1 convolution with stride 1 and no padding reads the input as is.
+    col = exec::ViewOp::create(b, loc, flatColType, conv.getInput());
+  }
+  bool wholeBatch = gemmOverWholeBatch(conv);
+  if (!pointwise) {
+    SmallVector<int64_t> colShape{in.getShape()[1]};
+    for (int64_t k : w.getShape().drop_front(2))
+      colShape.push_back(k);
+    colShape.insert(wholeBatch ? colShape.end() : colShape.begin(), n);
+    for (int64_t o : out.getShape().drop_front(2))
+      colShape.push_back(o);
+    auto launch = outlineKernel(conv, symbols, "im2col", conv.getInput(),
+                                RankedTensorType::get(colShape, elem),
+                                [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                  return SmallVector<Value>{
+                                      cpuOnly ? im2colFromPadded(kb, loc, conv, args[0], inits[0], wholeBatch)
+                                              : im2col(kb, loc, conv, args[0], inits[0], wholeBatch)};
+                                });
+    if (failed(launch))
+      return failure();
+    col = exec::ViewOp::create(b, loc, wholeBatch ? RankedTensorType::get({ckk, n * p}, elem) : flatColType,
+                               launch->getResult(0));
+  }
+  Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({m, ckk}, elem), conv.getWeight());
+  Type outElem = out.getElementType();
+  auto gemmType = wholeBatch ? RankedTensorType::get({m, n * p}, outElem) : RankedTensorType::get({n, m, p}, outElem);
+  auto gemm = exec::GemmOp::create(b, loc, gemmType, weights, col, Value(), Value(), false, false, APFloat(1.0),
+                                   APFloat(0.0), nodeNames(loc));
+  Value result;
+  if (wholeBatch) {
+    auto byChannel = RankedTensorType::get({m, n, p}, outElem);
+    auto transposed = outlineKernel(
+        conv, symbols, "transpose", ValueRange{exec::ViewOp::create(b, loc, byChannel, gemm.getResult())},
+        RankedTensorType::get({n, m, p}, outElem),
+        [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+          MLIRContext *ctx = kb.getContext();
+          AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx), d2 = getAffineDimExpr(2, ctx);
+          SmallVector<utils::IteratorType> it(3, utils::IteratorType::parallel);
+          auto copy = linalg::GenericOp::create(
+              kb, loc, inits[0].getType(), args, inits[0],
+              ArrayRef<AffineMap>{AffineMap::get(3, 0, {d1, d0, d2}, ctx), kb.getMultiDimIdentityMap(3)}, it,
+              [](OpBuilder &nb, Location l, ValueRange s) { linalg::YieldOp::create(nb, l, ValueRange{s[0]}); });
+          return SmallVector<Value>{copy.getResult(0)};
+        });
+    if (failed(transposed))
+      return failure();
+    result = exec::ViewOp::create(b, loc, out, transposed->getResult(0));
+  } else {
+    result = exec::ViewOp::create(b, loc, out, gemm.getResult());
+  }
+  if (Value bias = conv.getBias()) {
+    auto biased = outlineKernel(
+        conv, symbols, "bias", ValueRange{result, bias}, out,
+        [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+          MLIRContext *ctx = kb.getContext();
+          int64_t rank = out.getRank();
+          AffineMap id = kb.getMultiDimIdentityMap(rank);
+          AffineMap channel = AffineMap::get(rank, 0, getAffineDimExpr(1, ctx));
+          SmallVector<utils::IteratorType> it(rank, utils::IteratorType::parallel);
+          auto add = linalg::GenericOp::create(
+              kb, loc, out, args, inits[0], ArrayRef<AffineMap>{id, channel, id}, it,
+              [](OpBuilder &nb, Location l, ValueRange s) {
+                linalg::YieldOp::create(nb, l, ValueRange{arith::AddFOp::create(nb, l, s[0], s[1])});
+              });
+          return SmallVector<Value>{add.getResult(0)};
+        });
+    if (failed(biased))
+      return failure();
+    result = biased->getResult(0);
+  }
+  conv.getResult().replaceAllUsesWith(result);
+  conv.erase();
+  return success();
+}
+
+/// Matrix products become GEMM library calls; Gemm's C is broadcast to the
+/// result first (by an outlined expand kernel) and accumulated with beta.
+LogicalResult lowerToGemm(Operation *op, SymbolTable &symbols, bool cpuOnly) {
+  if (auto conv = dyn_cast<nn::ConvOp>(op))
+    return lowerConvToGemm(conv, symbols, cpuOnly);
+  OpBuilder b(op);
+  if (auto mm = dyn_cast<nn::MatMulOp>(op)) {
+    auto gemm = exec::GemmOp::create(b, op->getLoc(), mm.getType(), mm.getLhs(), mm.getRhs(), Value(),
+                                     Value(), false, false, APFloat(1.0), APFloat(0.0),
+                                     nodeNames(op->getLoc()));
+    op->replaceAllUsesWith(gemm->getResults());
+    op->erase();
+    return success();
+  }
+  auto g = cast<nn::GemmOp>(op);
+  auto out = cast<RankedTensorType>(g.getType());
+  Value c = g.getC();
+  double beta = g.getBeta().convertToDouble();
+  if (c && beta != 0.0 && c.getType() != out) {
+    auto expand = nn::ExpandOp::create(b, op->getLoc(), out, c, Value());
+    auto launch = outlineOp(expand, symbols);
+    if (failed(launch))
+      return failure();
+    c = launch->getResult(0);
+  }
+  if (beta == 0.0)
+    c = Value();
+  auto gemm = exec::GemmOp::create(b, op->getLoc(), out, g.getA(), g.getB(), c, Value(), g.getTransA(),
+                                   g.getTransB(), APFloat(g.getAlpha().convertToDouble()),
+                                   APFloat(c ? beta : 0.0), nodeNames(op->getLoc()));
+  op->replaceAllUsesWith(gemm->getResults());
+  op->erase();
+  return success();
+}
+
+struct LowerContractionsPass : impl::LowerContractionsPassBase<LowerContractionsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SymbolTable symbols(getOperation());
+    for (func::FuncOp func : entryFunctions(getOperation())) {
+      // Dynamic shapes are left to nncc-outline-kernels, which reports them.
+      SmallVector<Operation *> contractions;
+      for (Operation &op : func.getBody().front())
+        if (hasStaticShapes(&op) && isLibraryContraction(&op))
+          contractions.push_back(&op);
+      for (Operation *op : contractions)
+        if (failed(lowerToGemm(op, symbols, cpuOnly)))
+          return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+} // namespace nncc

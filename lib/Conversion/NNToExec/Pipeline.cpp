@@ -1,0 +1,69 @@
+/// nn -> exec as one pipeline of the passes in Passes.td.
+#include "lib/Conversion/NNToExec/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace nncc {
+
+#define GEN_PASS_REGISTRATION
+#include "lib/Conversion/NNToExec/Passes.h.inc"
+
+void buildNNToExecPipeline(OpPassManager &pm, const LoweringOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createComputeLowPrecisionInF32Pass());
+  // Convolutions first: their epilogues would otherwise be split off and
+  // fused into other kernels.
+  if (options.cpuOnly) {
+    FormConvKernelsPassOptions conv;
+    conv.plan = ConvPlan::Cpu;
+    conv.fuseEpilogues = options.fuse;
+    pm.addPass(createFormConvKernelsPass(conv));
+  } else if (options.fuse && options.gemmEpilogues) {
+    FormConvKernelsPassOptions conv;
+    conv.plan = ConvPlan::Gpu;
+    pm.addPass(createFormConvKernelsPass(conv));
+  }
+  if (options.fuse) {
+    pm.addNestedPass<func::FuncOp>(createSplitConvBiasPass());
+    if (options.gemmEpilogues)
+      pm.addNestedPass<func::FuncOp>(createFuseGemmEpiloguesPass());
+    else
+      pm.addNestedPass<func::FuncOp>(createSplitGemmBiasPass());
+    // Row kernels before elementwise groups, which then group the rest.
+    pm.addPass(createFormRowKernelsPass());
+    pm.addPass(createFormElementwiseGroupsPass());
+  }
+  pm.addPass(createLowerContractionsPass(LowerContractionsPassOptions{options.cpuOnly}));
+  pm.addPass(createOutlineKernelsPass());
+  pm.addPass(createOrderKernelsPass());
+}
+
+namespace {
+
+/// LoweringOptions on the command line of nncc-opt.
+struct NNToExecPipelineOptions : PassPipelineOptions<NNToExecPipelineOptions> {
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("fuse elementwise ops, rows and epilogues"),
+                    llvm::cl::init(true)};
+  Option<bool> gemmEpilogues{*this, "gemm-epilogues",
+                             llvm::cl::desc("bias and activation in the GEMM call (the GPU plan)"),
+                             llvm::cl::init(true)};
+  Option<bool> cpuOnly{*this, "cpu-only",
+                       llvm::cl::desc("kernels for the CPU plan alone (direct convolutions)"),
+                       llvm::cl::init(false)};
+};
+
+} // namespace
+
+void registerNNToExecPipelines() {
+  registerNNToExecPasses();
+  PassPipelineRegistration<NNToExecPipelineOptions>(
+      "nncc-lower-nn-to-exec", "Lower nn to exec: GEMM calls, views and outlined kernels",
+      [](OpPassManager &pm, const NNToExecPipelineOptions &opts) {
+        buildNNToExecPipeline(pm, LoweringOptions{opts.fuse, opts.gemmEpilogues, opts.cpuOnly});
+      });
+}
+
+} // namespace nncc

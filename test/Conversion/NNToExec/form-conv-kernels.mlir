@@ -1,0 +1,56 @@
+// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels=plan=cpu | FileCheck %s --check-prefix=CPU
+// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels="plan=cpu fuse-epilogues=false" | FileCheck %s --check-prefix=BARE
+// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels=plan=gpu | FileCheck %s --check-prefix=GPU
+
+// CPU plan: a 3x3 convolution becomes a padded copy and one direct kernel
+// that also applies the residual add and the ReLU after it; without
+// epilogue fusion they stay nn ops. GPU plan: im2col and one GEMM call with
+// the residual as C and ReLU as the library's activation.
+// CPU-LABEL: func.func @direct
+// CPU: %[[P:.*]] = exec.launch @k0_pad(%arg0) {nodes = "conv,res,act"} : (tensor<1x8x16x16xf32>) -> tensor<1x8x18x18xf32>
+// CPU: %[[C:.*]] = exec.launch @k0_conv(%[[P]], %arg1, %arg2) {nodes = "conv,res,act"}
+// CPU-NOT: nn.
+// CPU: return %[[C]]
+// CPU: func.func private @k0_pad
+// CPU: func.func private @k0_conv
+// CPU: scf.forall
+// BARE-LABEL: func.func @direct
+// BARE: exec.launch @k0_conv({{.*}}) {nodes = "conv"}
+// BARE: nn.add
+// BARE: nn.relu
+// GPU-LABEL: func.func @direct
+// GPU: %[[COL:.*]] = exec.launch @k0_im2col(%arg0) {nodes = "conv,res,act"} : (tensor<1x8x16x16xf32>) -> tensor<1x8x3x3x16x16xf32>
+// GPU: %[[B:.*]] = exec.view %[[COL]] : tensor<1x8x3x3x16x16xf32> -> tensor<1x72x256xf32>
+// GPU: %[[A:.*]] = exec.view %arg1 : tensor<8x8x3x3xf32> -> tensor<8x72xf32>
+// GPU: %[[R:.*]] = exec.view %arg2 : tensor<1x8x16x16xf32> -> tensor<1x8x256xf32>
+// GPU: exec.gemm %[[A]], %[[B]] acc %[[R]] {activation = "relu", {{.*}}beta = 1.000000e+00 : f64, nodes = "conv,res,act"
+// GPU-NOT: nn.
+func.func @direct(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %r: tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("conv")
+  %1 = nn.add %0, %r : (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("res")
+  %2 = nn.relu %1 : tensor<1x8x16x16xf32> loc("act")
+  return %2 : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// GPU plan with constant weights and bias: the bias becomes one more weight
+// column (3x18 + 1) against a row of ones that im2col appends.
+// GPU-LABEL: func.func @bias_column
+// GPU: exec.launch @k0_im2col(%arg0) {{.*}} -> tensor<1x19x4x4xf32>
+// GPU: %[[W:.*]] = nn.constant dense<{{.*}}> : tensor<3x19xf32>
+// GPU: exec.gemm %[[W]], %{{.*}} {activation = "relu", {{.*}}beta = 0.000000e+00 : f64
+// GPU: func.func private @k0_im2col
+// GPU: linalg.fill
+// Rows of 4 columns are too narrow for a direct kernel: the CPU plan leaves
+// the convolution to nncc-lower-contractions.
+// CPU-LABEL: func.func @bias_column
+// CPU: nn.conv
+// CPU-NOT: exec.launch
+func.func @bias_column(%x: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %w = nn.constant dense<1.0> : tensor<3x2x3x3xf32>
+  %b = nn.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %0 = nn.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32> loc("conv")
+  %1 = nn.relu %0 : tensor<1x3x4x4xf32> loc("act")
+  return %1 : tensor<1x3x4x4xf32>
+}

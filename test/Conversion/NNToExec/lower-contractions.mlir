@@ -1,0 +1,79 @@
+// RUN: nncc-opt %s -split-input-file -nncc-lower-contractions | FileCheck %s
+// RUN: nncc-opt %s -split-input-file -nncc-lower-contractions=cpu-only | FileCheck %s --check-prefix=CPU
+
+// A MatMul is one GEMM call.
+// CHECK-LABEL: func.func @matmul
+// CHECK-NEXT: exec.gemm %arg0, %arg1 {alpha = 1.000000e+00 : f64, beta = 0.000000e+00 : f64, nodes = "mm", trans_a = false, trans_b = false} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+
+func.func @matmul(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %0 = nn.matmul %x, %w : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32> loc("mm")
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A Gemm's C of another shape is broadcast by an expand kernel, then
+// accumulated with beta.
+// CHECK-LABEL: func.func @gemm_broadcast_c
+// CHECK: %[[C:.*]] = exec.launch @k0_expand(%arg2) {nodes = "g"} : (tensor<1x3xf32>) -> tensor<2x3xf32>
+// CHECK: exec.gemm %arg0, %arg1 acc %[[C]] {alpha = 1.000000e+00 : f64, beta = 5.000000e-01 : f64, nodes = "g", trans_a = false, trans_b = true}
+// CHECK: func.func private @k0_expand
+
+func.func @gemm_broadcast_c(%a: tensor<2x4xf32>, %b: tensor<3x4xf32>, %c: tensor<1x3xf32>) -> tensor<2x3xf32> {
+  %0 = nn.gemm %a, %b, %c {alpha = 1.0 : f64, beta = 0.5 : f64, trans_a = false, trans_b = true} : (tensor<2x4xf32>, tensor<3x4xf32>, tensor<1x3xf32>) -> tensor<2x3xf32> loc("g")
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A convolution: im2col kernel, one batched GEMM over views, bias kernel.
+// With cpu-only, im2col reads a zero-padded copy of the input.
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[COL:.*]] = exec.launch @k0_im2col(%arg0) {nodes = "conv"} : (tensor<1x2x8x8xf32>) -> tensor<1x2x3x3x8x8xf32>
+// CHECK: %[[B:.*]] = exec.view %[[COL]] : tensor<1x2x3x3x8x8xf32> -> tensor<1x18x64xf32>
+// CHECK: %[[A:.*]] = exec.view %arg1 : tensor<3x2x3x3xf32> -> tensor<3x18xf32>
+// CHECK: %[[G:.*]] = exec.gemm %[[A]], %[[B]] {{.*}} -> tensor<1x3x64xf32>
+// CHECK: %[[V:.*]] = exec.view %[[G]] : tensor<1x3x64xf32> -> tensor<1x3x8x8xf32>
+// CHECK: exec.launch @k0_bias(%[[V]], %arg2) {inplace_operands = array<i64: 0>, nodes = "conv"}
+// CHECK: func.func private @k0_im2col
+// CHECK-NOT: tensor.pad
+// CHECK: func.func private @k0_bias
+// CPU-LABEL: func.func @conv
+// CPU: func.func private @k0_im2col
+// CPU: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+
+func.func @conv(%x: tensor<1x2x8x8xf32>, %w: tensor<3x2x3x3xf32>, %b: tensor<3xf32>) -> tensor<1x3x8x8xf32> {
+  %0 = nn.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x8x8xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x8x8xf32> loc("conv")
+  return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+// Small images in a batch: one GEMM over the columns of all images, then a
+// transpose kernel back to [n, M, P].
+// CHECK-LABEL: func.func @whole_batch
+// CHECK: exec.launch @k0_im2col(%arg0) {{.*}} -> tensor<2x3x3x2x4x4xf32>
+// CHECK: exec.gemm {{.*}} : (tensor<3x18xf32>, tensor<18x32xf32>) -> tensor<3x32xf32>
+// CHECK: exec.launch @k0_transpose({{.*}}) {nodes = "conv"} : (tensor<3x2x16xf32>) -> tensor<2x3x16xf32>
+
+func.func @whole_batch(%x: tensor<2x2x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<2x3x4x4xf32> {
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<2x3x4x4xf32> loc("conv")
+  return %0 : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// A 1x1 convolution reads its input as the GEMM's columns (no im2col); a
+// grouped one is left to nncc-outline-kernels.
+// CHECK-LABEL: func.func @pointwise_and_grouped
+// CHECK: %[[X:.*]] = exec.view %arg0 : tensor<1x4x4x4xf32> -> tensor<1x4x16xf32>
+// CHECK: %[[W:.*]] = exec.view %arg1 : tensor<2x4x1x1xf32> -> tensor<2x4xf32>
+// CHECK: exec.gemm %[[W]], %[[X]]
+// CHECK-NOT: exec.launch
+// CHECK: nn.conv %arg0, %arg2 {{.*}}group = 4
+
+func.func @pointwise_and_grouped(%x: tensor<1x4x4x4xf32>, %w: tensor<2x4x1x1xf32>, %dw: tensor<4x1x3x3xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x4x4x4xf32>) {
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x4x4xf32> loc("pw")
+  %1 = nn.conv %x, %dw {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> loc("dw")
+  return %0, %1 : tensor<1x2x4x4xf32>, tensor<1x4x4x4xf32>
+}
