@@ -34,8 +34,8 @@ build: configure
 check: deps
 	$(MAKE) build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j 2
-	scripts/fuzz-import.sh 30
-	scripts/fuzz-module.sh 30
+	scripts/fuzz.sh import 30
+	scripts/fuzz.sh module 30
 
 demo: deps
 	$(MAKE) build

@@ -20,9 +20,11 @@
 namespace nncc {
 namespace {
 
-llvm::Error writeFile(llvm::StringRef path, llvm::StringRef contents) {
+/// Writes (or with OF_Append, appends) `contents` to `path`.
+llvm::Error writeFile(llvm::StringRef path, llvm::StringRef contents,
+                      llvm::sys::fs::OpenFlags flags = llvm::sys::fs::OF_None) {
   std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  llvm::raw_fd_ostream out(path, ec, flags);
   if (ec)
     return fail("cannot write '" + path + "': " + ec.message());
   out << contents;
@@ -46,18 +48,7 @@ llvm::Error appendFileTrailer(llvm::StringRef path) {
   std::string trailer(kFileTrailerMagic, sizeof(kFileTrailerMagic));
   for (int i = 0; i < 8; ++i)
     trailer.push_back(static_cast<char>(sum >> (8 * i)));
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Append);
-  if (ec)
-    return fail("cannot write '" + path + "': " + ec.message());
-  out << trailer;
-  out.close();
-  if (out.has_error()) {
-    std::string why = out.error().message();
-    out.clear_error();
-    return fail("cannot write '" + path + "': " + why);
-  }
-  return llvm::Error::success();
+  return writeFile(path, trailer, llvm::sys::fs::OF_Append);
 }
 
 std::string pathIn(llvm::StringRef dir, llvm::StringRef name) {
