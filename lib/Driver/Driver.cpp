@@ -27,7 +27,10 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "nncc/module_abi.h"
@@ -46,9 +49,102 @@ llvm::Error withDiagnostics(mlir::MLIRContext &ctx, llvm::StringRef phase,
   return fail(phase + " failed:" + diags.text);
 }
 
-/// Runs `pm` on `module`, turning diagnostics into one llvm::Error.
-llvm::Error runPasses(mlir::PassManager &pm, mlir::ModuleOp module, llvm::StringRef phase) {
-  return withDiagnostics(*module.getContext(), phase, [&] { return pm.run(module); });
+/// A pass manager honouring MLIR's pass-manager options (`--mlir-print-ir-*`,
+/// crash reproducers; registered by tools/nncc), its passes timed under
+/// `timing` (`--mlir-timing`).
+llvm::Expected<std::unique_ptr<mlir::PassManager>> makePassManager(mlir::MLIRContext &context,
+                                                                   mlir::TimingScope &timing) {
+  auto pm = std::make_unique<mlir::PassManager>(&context);
+  DiagnosticCollector diags(&context);
+  if (mlir::failed(mlir::applyPassManagerCLOptions(*pm)))
+    return fail("pass manager options:" + diags.text);
+  pm->enableTiming(timing);
+  return std::move(pm);
+}
+
+/// Runs the passes `build` adds on `module`, turning diagnostics into one
+/// llvm::Error.
+llvm::Error runPasses(mlir::ModuleOp module, mlir::TimingScope &timing, llvm::StringRef phase,
+                      llvm::function_ref<void(mlir::OpPassManager &)> build) {
+  auto pm = makePassManager(*module.getContext(), timing);
+  if (!pm)
+    return pm.takeError();
+  build(**pm);
+  return withDiagnostics(*module.getContext(), phase, [&] { return (*pm)->run(module); });
+}
+
+/// The driver's phases, one at a time (progress lines and `--stats`
+/// phase_seconds): starting one ends the last.
+class Phases {
+public:
+  Phases(const CompileOptions &options, CompileStats &stats) : options(options), stats(stats) {}
+  ~Phases() { stop(); }
+
+  void start(llvm::StringRef name) {
+    stop();
+    if (options.onPhase)
+      options.onPhase(name);
+    current = name.str();
+    begin = std::chrono::steady_clock::now();
+  }
+  void stop() {
+    if (current.empty())
+      return;
+    stats.phaseSeconds[current] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    current.clear();
+  }
+  llvm::StringRef name() const { return current; }
+
+private:
+  const CompileOptions &options;
+  CompileStats &stats;
+  std::string current;
+  std::chrono::steady_clock::time_point begin;
+};
+
+/// Splits one run of the nn pipeline (buildNNCCCompilePipeline) into the
+/// driver's phases: "simplify" until nncc-autocast ("precision"),
+/// nncc-insert-index-checks ("checks"), then the lowering to exec ("exec").
+/// `onPhase` sees the module as each phase starts, before the phase
+/// becomes current (the figures of `--stats` are taken between phases).
+class PhaseInstrumentation : public mlir::PassInstrumentation {
+public:
+  PhaseInstrumentation(Phases &phases, std::function<void(llvm::StringRef, mlir::ModuleOp)> onPhase)
+      : phases(phases), onPhase(std::move(onPhase)) {}
+
+  void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
+    if (pass->getArgument() == "nncc-autocast")
+      enter("precision", op);
+    else if (pass->getArgument() == "nncc-insert-index-checks")
+      enter("checks", op);
+  }
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
+    if (pass->getArgument() == "nncc-insert-index-checks")
+      enter("exec", op);
+  }
+
+private:
+  void enter(llvm::StringRef phase, mlir::Operation *op) {
+    // Phases are module passes, run one at a time.
+    auto module = mlir::dyn_cast<mlir::ModuleOp>(op);
+    if (!module)
+      return;
+    onPhase(phase, module);
+    phases.start(phase);
+  }
+
+  Phases &phases;
+  std::function<void(llvm::StringRef, mlir::ModuleOp)> onPhase;
+};
+
+/// What a failure in each phase of the nn pipeline is reported as.
+llvm::StringRef phaseFailure(llvm::StringRef phase) {
+  return llvm::StringSwitch<llvm::StringRef>(phase)
+      .Case("simplify", "simplification")
+      .Case("precision", "autocast")
+      .Case("checks", "index checks")
+      .Default("code generation");
 }
 
 /// True for the nn ops counted in FLOPs and stats (not constants).
@@ -229,18 +325,47 @@ std::string CompileStats::toJson() const {
   return s;
 }
 
+/// BF16, FP16 and mixed precision run nncc-autocast.
+static bool autocasts(Precision precision) {
+  return precision == Precision::BF16 || precision == Precision::FP16 || precision == Precision::Mixed;
+}
+
+void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
+  if (!options.noSimplify)
+    buildNNSimplifyPipeline(pm, /*recompose=*/options.lowering.fuse);
+  if (autocasts(options.precision)) {
+    AutocastPassOptions autocast;
+    autocast.precision = precisionName(options.precision).str();
+    autocast.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
+    pm.addPass(createAutocastPass(autocast));
+  }
+  if (options.emit == EmitKind::NN)
+    return;
+  pm.addPass(createInsertIndexChecksPass());
+  LoweringOptions lowering = options.lowering;
+  // The plan a GPU runs (also when its thread mapping is emulated on the
+  // CPU), or one for the CPU alone.
+  bool gpuPlan = !options.targets.cudaArchs.empty() || options.emulateGpu;
+  lowering.gemmEpilogues = gpuPlan;
+  lowering.cpuOnly = !gpuPlan;
+  buildNNToExecPipeline(pm, lowering);
+}
+
 llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::StringRef path,
                                               llvm::StringRef outputPath,
                                               const CompileOptions &options) {
   loadCompilerDialects(context);
   CompileResult result;
+  // `--mlir-timing`: every phase, and the passes of those that run passes.
+  mlir::DefaultTimingManager timingManager;
+  mlir::applyDefaultTimingManagerCLOptions(timingManager);
+  mlir::TimingScope timing = timingManager.getRootScope();
+  Phases phases(options, result.stats);
   auto timed = [&](llvm::StringRef name, auto &&fn) {
-    if (options.onPhase)
-      options.onPhase(name);
-    auto start = std::chrono::steady_clock::now();
-    auto r = fn();
-    result.stats.phaseSeconds[name.str()] +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    phases.start(name);
+    mlir::TimingScope scope = timing.nest(name);
+    auto r = fn(scope);
+    phases.stop();
     return r;
   };
 
@@ -252,7 +377,9 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   auto cpu = resolveCpuTarget(options.cpu);
   if (!cpu)
     return cpu.takeError();
-  auto imported = timed("import", [&] { return importOnnxFile(context, path, options.import); });
+  auto imported = timed("import", [&](mlir::TimingScope &) {
+    return importOnnxFile(context, path, options.import);
+  });
   if (!imported)
     return imported.takeError();
   result.module = std::move(*imported);
@@ -261,63 +388,67 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     if (op->getDialect() && mlir::isa<nn::NNDialect>(op->getDialect()) && !mlir::isa<nn::ConstantOp>(op))
       ++result.stats.opsImported;
   });
-  if (!options.noSimplify) {
-    mlir::PassManager pm(&context);
-    buildNNSimplifyPipeline(pm, /*recompose=*/options.lowering.fuse);
-    if (auto err = timed("simplify", [&] { return runPasses(pm, module, "simplification"); }))
-      return std::move(err);
-  }
-  for (auto func : module.getOps<mlir::func::FuncOp>())
-    result.stats.flopsPerRun[func.getName().str()] = estimateFlops(func);
-  Precision precision = options.precision;
-  if (precision == Precision::BF16 || precision == Precision::FP16 || precision == Precision::Mixed) {
-    int64_t castsBefore = countCasts(module);
-    mlir::PassManager pm(&context);
-    AutocastPassOptions autocast;
-    autocast.precision = precisionName(precision).str();
-    autocast.keepFp32.assign(options.keepFp32.begin(), options.keepFp32.end());
-    pm.addPass(createAutocastPass(autocast));
-    if (auto err = timed("precision", [&] { return runPasses(pm, module, "autocast"); }))
-      return std::move(err);
-    result.stats.castsInserted = countCasts(module) - castsBefore;
-  }
-  std::map<std::string, int64_t> flopsByPrecision;
-  int64_t totalFlops = 0;
-  module.walk([&](mlir::Operation *op) {
-    if (!isComputeOp(op) || !op->getParentOfType<mlir::func::FuncOp>() ||
-        op->getParentOfType<mlir::func::FuncOp>().isPrivate())
+
+  // The figures of the simplified graph (before autocast), then of the graph
+  // kernels are formed from: taken between the phases of the nn pipeline,
+  // or after it when it ends first.
+  bool simplifiedCounted = false, graphCounted = false;
+  int64_t castsBefore = 0;
+  auto countSimplified = [&](mlir::ModuleOp m) {
+    simplifiedCounted = true;
+    for (auto func : m.getOps<mlir::func::FuncOp>())
+      result.stats.flopsPerRun[func.getName().str()] = estimateFlops(func);
+    castsBefore = countCasts(m);
+  };
+  auto countGraph = [&](mlir::ModuleOp m) {
+    if (!simplifiedCounted)
+      countSimplified(m);
+    graphCounted = true;
+    if (autocasts(options.precision))
+      result.stats.castsInserted = countCasts(m) - castsBefore;
+    std::map<std::string, int64_t> flopsByPrecision;
+    int64_t totalFlops = 0;
+    m.walk([&](mlir::Operation *op) {
+      if (!isComputeOp(op) || !op->getParentOfType<mlir::func::FuncOp>() ||
+          op->getParentOfType<mlir::func::FuncOp>().isPrivate())
+        return;
+      int64_t flops = opFlops(op);
+      flopsByPrecision[computePrecision(op, options.precision == Precision::TF32)] += flops;
+      totalFlops += flops;
+    });
+    for (const auto &[name, flops] : flopsByPrecision)
+      result.stats.flopShareByPrecision[name] = totalFlops ? (double)flops / totalFlops : 0.0;
+    if (options.emit == EmitKind::NN)
       return;
-    int64_t flops = opFlops(op);
-    flopsByPrecision[computePrecision(op, precision == Precision::TF32)] += flops;
-    totalFlops += flops;
-  });
-  for (const auto &[name, flops] : flopsByPrecision)
-    result.stats.flopShareByPrecision[name] = totalFlops ? (double)flops / totalFlops : 0.0;
+    m.walk([&](mlir::Operation *op) {
+      if (op->getDialect() && mlir::isa<nn::NNDialect>(op->getDialect()) && !mlir::isa<nn::ConstantOp>(op))
+        ++result.stats.opsBeforeFusion;
+    });
+  };
+  {
+    mlir::TimingScope scope = timing.nest("nn pipeline");
+    auto pm = makePassManager(context, scope);
+    if (!pm)
+      return pm.takeError();
+    buildNNCCCompilePipeline(**pm, options);
+    (*pm)->addInstrumentation(std::make_unique<PhaseInstrumentation>(
+        phases, [&](llvm::StringRef phase, mlir::ModuleOp m) {
+          if (phase == "precision")
+            countSimplified(m);
+          else if (phase == "checks")
+            countGraph(m);
+        }));
+    if (!options.noSimplify)
+      phases.start("simplify");
+    DiagnosticCollector diags(&context);
+    if (mlir::failed((*pm)->run(module)))
+      return fail(phaseFailure(phases.name()) + " failed:" + diags.text);
+    phases.stop();
+  }
+  if (!graphCounted)
+    countGraph(module);
   if (options.emit == EmitKind::NN)
     return result;
-
-  module.walk([&](mlir::Operation *op) {
-    if (op->getDialect() && mlir::isa<nn::NNDialect>(op->getDialect()) && !mlir::isa<nn::ConstantOp>(op))
-      ++result.stats.opsBeforeFusion;
-  });
-  {
-    mlir::PassManager pm(&context);
-    pm.addPass(createInsertIndexChecksPass());
-    if (auto err = timed("checks", [&] { return runPasses(pm, module, "index checks"); }))
-      return std::move(err);
-  }
-  if (auto err = timed("exec", [&] {
-        LoweringOptions lowering = options.lowering;
-        // The plan a GPU runs (also when its thread mapping is emulated on
-        // the CPU), or one for the CPU alone.
-        bool gpuPlan = !options.targets.cudaArchs.empty() || options.emulateGpu;
-        lowering.gemmEpilogues = gpuPlan;
-        lowering.cpuOnly = !gpuPlan;
-        mlir::PassManager pm(&context);
-        buildNNToExecPipeline(pm, lowering);
-        return runPasses(pm, module, "code generation");
-      }))
-    return std::move(err);
   if (auto err = withDiagnostics(context, "exec verification", [&] { return mlir::verify(module); }))
     return std::move(err);
   if (options.emit == EmitKind::Exec)
@@ -326,14 +457,14 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   // Kernels are lowered first: the plan places their scratch buffers, and
   // every target's kernels take the same buffers.
   mlir::OwningOpRef<mlir::ModuleOp> kernels = extractKernels(module);
-  if (auto err = timed("bufferize", [&] {
-        return runPipeline(*kernels, buildKernelBufferizationPipeline, "kernel bufferization");
+  if (auto err = timed("bufferize", [&](mlir::TimingScope &scope) {
+        return runPasses(*kernels, scope, "kernel bufferization", buildKernelBufferizationPipeline);
       }))
     return std::move(err);
   TargetOptions targets = options.targets;
   GpuKernels gpu;
   if (!targets.cudaArchs.empty()) {
-    auto lowered = timed("ptx", [&] { return lowerKernelsToGpu(*kernels, targets.cudaArchs); });
+    auto lowered = timed("ptx", [&](mlir::TimingScope &) { return lowerKernelsToGpu(*kernels, targets.cudaArchs); });
     if (lowered) {
       gpu = std::move(*lowered);
     } else if (targets.cudaRequested || !targets.cpu) {
@@ -358,16 +489,13 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   mlir::OwningOpRef<mlir::ModuleOp> llvmModule;
   llvm::StringMap<int64_t> parallelExtent;
   if (targets.cpu) {
-    if (auto err = timed("llvm", [&] {
-          return runPipeline(
-              *kernels,
-              [&](mlir::OpPassManager &pm) {
-                // The GPU thread mapping run on the CPU, thread after thread.
-                if (options.emulateGpu)
-                  pm.addPass(createMapKernelsToGpuPass(MapKernelsToGpuPassOptions{/*emulate=*/true}));
-                buildHostCodegenPipeline(pm);
-              },
-              "kernel lowering");
+    if (auto err = timed("llvm", [&](mlir::TimingScope &scope) {
+          return runPasses(*kernels, scope, "kernel lowering", [&](mlir::OpPassManager &pm) {
+            // The GPU thread mapping run on the CPU, thread after thread.
+            if (options.emulateGpu)
+              pm.addPass(createMapKernelsToGpuPass(MapKernelsToGpuPassOptions{/*emulate=*/true}));
+            buildHostCodegenPipeline(pm);
+          });
         }))
       return std::move(err);
     parallelExtent = parallelExtents(*kernels);
@@ -375,7 +503,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   }
   PlanOptions planOptions = options.plan;
   planOptions.allowTf32 |= options.precision == Precision::TF32;
-  auto plan = timed("plan", [&] { return buildPlan(module, scratchBytes, planOptions); });
+  auto plan = timed("plan", [&](mlir::TimingScope &) { return buildPlan(module, scratchBytes, planOptions); });
   if (!plan)
     return plan.takeError();
   plan->hostKernels = targets.cpu;
@@ -451,7 +579,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     auto object = PendingFile::create(outputPath);
     if (!object)
       return object.takeError();
-    if (auto err = timed("object", [&] { return emitHostObject(*llvmModule, object->tempPath(), *cpu); }))
+    if (auto err = timed("object", [&](mlir::TimingScope &) { return emitHostObject(*llvmModule, object->tempPath(), *cpu); }))
       return std::move(err);
     if (auto err = object->commit())
       return std::move(err);
@@ -459,7 +587,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   }
   PackageOptions package = options.package;
   package.cpu = *cpu;
-  if (auto err = timed("link", [&] {
+  if (auto err = timed("link", [&](mlir::TimingScope &) {
         return packageSharedLibrary(*plan, llvmModule ? *llvmModule : mlir::ModuleOp(), outputPath,
                                     package);
       }))

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 
 #include <functional>
@@ -110,6 +111,12 @@ struct CompileResult {
 
 /// Registers every dialect the pipeline uses with `context`.
 void loadCompilerDialects(mlir::MLIRContext &context);
+
+/// The passes from the imported nn module to exec, as one pipeline:
+/// simplification (unless `noSimplify`), nncc-autocast for bf16, fp16 and
+/// mixed precision, and, past `EmitKind::NN`, nncc-insert-index-checks and
+/// nncc-lower-nn-to-exec for the plan the targets run.
+void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 
 /// Runs the compile pipeline on an ONNX file up to `options.emit`;
 /// `outputPath` is written for the Object and Module stages.

@@ -26,6 +26,9 @@ llvm::Error runPipeline(ModuleOp module, llvm::function_ref<void(OpPassManager &
   MLIRContext *ctx = module.getContext();
   DiagnosticCollector diags(ctx);
   PassManager pm(ctx);
+  // nncc's --mlir-print-ir-*, crash reproducer and pass statistics options.
+  if (failed(applyPassManagerCLOptions(pm)))
+    return fail(what + ": pass manager options:" + diags.text);
   build(pm);
   if (failed(pm.run(module)))
     return fail(what + " failed:" + diags.text);

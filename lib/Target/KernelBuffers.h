@@ -38,7 +38,8 @@ llvm::SmallVector<std::string> kernelNames(mlir::ModuleOp kernels);
 /// planner places in the arena.
 llvm::StringMap<llvm::SmallVector<int64_t>> kernelScratchBytes(mlir::ModuleOp kernels);
 
-/// Runs the passes `build` adds on `module`; errors carry the diagnostics.
+/// Runs the passes `build` adds on `module` under MLIR's pass-manager
+/// command-line options; errors carry the diagnostics.
 llvm::Error runPipeline(mlir::ModuleOp module, llvm::function_ref<void(mlir::OpPassManager &)> build,
                         llvm::StringRef what);
 

@@ -1,7 +1,15 @@
 /// nncc: the compiler driver. All logic lives in lib/Driver.
 #include "lib/Driver/Driver.h"
+#include "lib/Conversion/NNToExec/Passes.h"
+#include "lib/Target/Passes.h"
+#include "lib/Target/PlanPass.h"
+#include "passes/Pipelines.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -98,6 +106,18 @@ int main(int argc, char **argv) {
     args.push_back(argv[i]);
   }
   cl::extrahelp statsHelp("\n  --stats=FILE.json  write compile figures (kernels, arena bytes, ...) as JSON\n");
+  // MLIR's options for a real compile: --mlir-print-ir-after-all,
+  // --mlir-timing, --mlir-pass-pipeline-crash-reproducer, ... The passes
+  // are registered first: --mlir-print-ir-after=PASS names one of them.
+  mlir::registerAllPasses();
+  nncc::registerNNCCPipelines();
+  nncc::registerNNToExecPipelines();
+  nncc::registerPlanPasses();
+  nncc::registerTargetPasses();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  mlir::registerAsmPrinterCLOptions();
   cl::ParseCommandLineOptions(args.size(), args.data(), "nncc: ONNX graph compiler\n");
 
   nncc::CompileOptions options;
