@@ -43,6 +43,24 @@ void noteMissing(std::string *missing, const char *name);
 bool openWithSymbols(const std::string &path,
                      const std::function<void(void *, std::string *)> &resolve, std::string *why);
 
+/// loadFirst with openWithSymbols: the first of `paths` whose library has
+/// every required symbol, its table resolved into `symbols` by `resolve`.
+template <typename Symbols>
+std::string loadFirstWithSymbols(const std::vector<std::string> &paths,
+                                 void (*resolve)(void *, Symbols *, std::string *), Symbols *symbols,
+                                 std::string *tried) {
+  return loadFirst(
+      paths,
+      [&](const std::string &path, std::string *why) {
+        Symbols s;
+        if (!openWithSymbols(path, [&](void *h, std::string *missing) { resolve(h, &s, missing); }, why))
+          return false;
+        *symbols = s;
+        return true;
+      },
+      tried);
+}
+
 /// A library wrapper `T` (its symbol table, path, state) built on first use,
 /// once per process, and never freed. `load` builds it or returns why it
 /// cannot; that error is what every later get() returns too.

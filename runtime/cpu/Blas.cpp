@@ -37,16 +37,7 @@ void resolve(void *h, BlasSymbols *s, std::string *missing) {
 Status Blas::load(std::unique_ptr<Blas> *out) {
   std::string tried;
   auto b = std::unique_ptr<Blas>(new Blas());
-  b->library_ = loadFirst(
-      candidates(),
-      [&](const std::string &lib, std::string *why) {
-        BlasSymbols s;
-        if (!openWithSymbols(lib, [&](void *h, std::string *missing) { resolve(h, &s, missing); }, why))
-          return false;
-        b->syms_ = s;
-        return true;
-      },
-      &tried);
+  b->library_ = loadFirstWithSymbols(candidates(), resolve, &b->syms_, &tried);
   if (b->library_.empty())
     return error(NNCC_ERROR_UNAVAILABLE,
                  "no CPU BLAS found (tried " + tried + "); install libopenblas0 or set NNCC_BLAS_LIBRARY");

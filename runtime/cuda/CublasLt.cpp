@@ -50,12 +50,7 @@ Status CublasLt::check(cublasStatus_t status, const char *call, const std::strin
 Status CublasLt::load(std::unique_ptr<CublasLt> *out) {
   std::string tried;
   auto l = std::unique_ptr<CublasLt>(new CublasLt());
-  l->library_ = loadFirst(
-      candidates(),
-      [&](const std::string &lib, std::string *why) {
-        return openWithSymbols(lib, [&](void *h, std::string *missing) { resolve(h, &l->sym_, missing); }, why);
-      },
-      &tried);
+  l->library_ = loadFirstWithSymbols(candidates(), resolve, &l->sym_, &tried);
   if (l->library_.empty())
     return error(NNCC_ERROR_UNAVAILABLE, "no cuBLASLt found (tried " + tried +
                                              "); GEMM steps on a GPU need it: install the CUDA 13 cuBLAS "
