@@ -3,8 +3,6 @@
 
 #include "dialects/NN/NNOps.h"
 
-#include <optional>
-
 namespace nncc {
 
 /// True when `v` is a tensor of f32.
