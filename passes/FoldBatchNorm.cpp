@@ -2,8 +2,8 @@
 #include "passes/Passes.h"
 
 #include "dialects/NN/NNOps.h"
+#include "dialects/NN/NNUtils.h"
 
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -19,28 +19,19 @@ using namespace nncc;
 
 namespace {
 
-/// The values of a constant f32 tensor, or nullopt.
-std::optional<std::vector<float>> constantFloats(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32())
-    return std::nullopt;
-  auto values = attr.getValues<float>();
-  return std::vector<float>(values.begin(), values.end());
-}
-
 struct FoldBatchNormIntoConv : OpRewritePattern<nn::BatchNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(nn::BatchNormOp bn, PatternRewriter &rewriter) const override {
     auto conv = bn.getInput().getDefiningOp<nn::ConvOp>();
     if (!conv || !conv->hasOneUse())
       return failure();
-    auto weight = constantFloats(conv.getWeight());
-    auto scale = constantFloats(bn.getScale()), shift = constantFloats(bn.getBias()),
-         mean = constantFloats(bn.getMean()), var = constantFloats(bn.getVariance());
+    auto weight = nn::constantFloats(conv.getWeight());
+    auto scale = nn::constantFloats(bn.getScale()), shift = nn::constantFloats(bn.getBias()),
+         mean = nn::constantFloats(bn.getMean()), var = nn::constantFloats(bn.getVariance());
     if (!weight || !scale || !shift || !mean || !var)
       return failure();
-    std::optional<std::vector<float>> bias;
-    if (conv.getBias() && !(bias = constantFloats(conv.getBias())))
+    std::optional<SmallVector<float>> bias;
+    if (conv.getBias() && !(bias = nn::constantFloats(conv.getBias())))
       return failure();
     auto weightType = cast<RankedTensorType>(conv.getWeight().getType());
     int64_t m = weightType.getShape()[0];

@@ -4,6 +4,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/NN/NNOps.h"
+#include "dialects/NN/NNUtils.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -360,14 +361,6 @@ struct RecomposeAttention : OpRewritePattern<nn::MatMulOp> {
   }
 };
 
-/// The values of a constant f32 tensor of `shape`, or nullopt.
-std::optional<SmallVector<float>> constantFloats(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32())
-    return std::nullopt;
-  return SmallVector<float>(attr.getValues<float>());
-}
-
 /// The Q/K/V projections of one attention, matmul(x, W_i) + b_i with the
 /// same x and constant W_i ([K, N_i]) and b_i ([N_i]) (reaching the attention
 /// through head-split reshapes and transposes) → matmul(x, [W_1 .. W_n]) +
@@ -391,7 +384,7 @@ struct MergeSiblingProjections : OpRewritePattern<nn::AttentionOp> {
     auto add = dyn_cast<nn::AddOp>(*mm->getUsers().begin());
     if (!add || add.getType() != out || add.getLhs() != mm.getResult())
       return std::nullopt;
-    auto weight = constantFloats(mm.getRhs()), bias = constantFloats(add.getRhs());
+    auto weight = nn::constantFloats(mm.getRhs()), bias = nn::constantFloats(add.getRhs());
     if (!weight || !bias || cast<RankedTensorType>(add.getRhs().getType()).getRank() != 1 ||
         (int64_t)bias->size() != w.getShape()[1])
       return std::nullopt;

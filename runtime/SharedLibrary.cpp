@@ -46,4 +46,22 @@ std::string loadFirst(const std::vector<std::string> &paths,
   return "";
 }
 
+void noteMissing(std::string *missing, const char *name) {
+  *missing += std::string(missing->empty() ? "" : ", ") + name;
+}
+
+bool openWithSymbols(const std::string &path,
+                     const std::function<void(void *, std::string *)> &resolve, std::string *why) {
+  void *h = openLibrary(path, why);
+  if (!h)
+    return false;
+  std::string missing;
+  resolve(h, &missing);
+  if (missing.empty())
+    return true;
+  *why = "missing " + missing;
+  dlclose(h);
+  return false;
+}
+
 } // namespace nncc::rt

@@ -1,6 +1,8 @@
 /// Kernel temporaries become trailing scratch arguments.
 #include "lib/Target/Passes.h"
 
+#include "dialects/Exec/ExecUtils.h"
+
 namespace nncc {
 #define GEN_PASS_DEF_HOISTSCRATCHPASS
 #include "lib/Target/Passes.h.inc"
@@ -28,8 +30,7 @@ void hoistScratch(func::FuncOp func) {
     (void)func.insertArgument(index, type, {}, alloc.getLoc());
     alloc.replaceAllUsesWith(func.getBody().front().getArgument(index));
     alloc.erase();
-    int64_t width = type.getElementTypeBitWidth();
-    sizes.push_back(type.getNumElements() * std::max<int64_t>(1, width / 8));
+    sizes.push_back(exec::bufferBytes(type));
   }
   if (!sizes.empty())
     func->setAttr(kScratchBytesAttrName, DenseI64ArrayAttr::get(func.getContext(), sizes));

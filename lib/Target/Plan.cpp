@@ -5,6 +5,7 @@
 #include "lib/Target/MemoryPlanner.h"
 
 #include "dialects/Exec/ExecOps.h"
+#include "dialects/Exec/ExecUtils.h"
 #include "dialects/NN/NNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -52,12 +53,6 @@ llvm::Expected<int32_t> dtypeOf(Type type) {
   return fail("no runtime dtype for " + s);
 }
 
-int64_t bytesOf(Type type) {
-  auto t = cast<RankedTensorType>(type);
-  int64_t width = t.getElementType().getIntOrFloatBitWidth();
-  return t.getNumElements() * std::max<int64_t>(1, width / 8);
-}
-
 /// The bytes of a constant as the runtime sees them (bool as one byte).
 std::string constantBytes(DenseElementsAttr attr) {
   Type e = attr.getElementType();
@@ -90,15 +85,10 @@ public:
   llvm::Expected<EntryPlan> run();
 
 private:
-  Value root(Value v) const {
-    while (auto view = v.getDefiningOp<exec::ViewOp>())
-      v = view.getInput();
-    return v;
-  }
   BufferRef ref(Value v) {
-    Value r = root(v);
+    Value r = exec::viewRoot(v);
     BufferRef result = refs_.lookup(r);
-    result.bytes = bytesOf(v.getType());
+    result.bytes = exec::bufferBytes(v.getType());
     return result;
   }
   llvm::Error addWeight(nn::ConstantOp op);
@@ -177,7 +167,7 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
     auto name = func_.getArgAttrOfType<StringAttr>(i, "nn.name");
     auto shape = cast<RankedTensorType>(arg.getType()).getShape();
     entry.inputs.push_back({name ? name.str() : "input" + std::to_string(i), *dtype, {shape.begin(), shape.end()}});
-    refs_[arg] = {NNCC_BUFFER_INPUT, (int32_t)i, 0, bytesOf(arg.getType())};
+    refs_[arg] = {NNCC_BUFFER_INPUT, (int32_t)i, 0, exec::bufferBytes(arg.getType())};
   }
   auto ret = cast<func::ReturnOp>(func_.getBody().front().getTerminator());
   // Results marked nncc.check (nncc-insert-index-checks) are run-time check
@@ -197,10 +187,10 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
   // Outputs computed by a step are written straight into the caller's buffer.
   llvm::DenseMap<Value, int32_t> outputOf;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    Value r = root(v);
+    Value r = exec::viewRoot(v);
     Operation *def = r.getDefiningOp();
     if (!checkOf(i) && def && isa<exec::LaunchOp, exec::GemmOp>(def) && !outputOf.count(r) &&
-        bytesOf(r.getType()) == bytesOf(v.getType()))
+        exec::bufferBytes(r.getType()) == exec::bufferBytes(v.getType()))
       outputOf[r] = i;
   }
 
@@ -219,9 +209,9 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
   llvm::DenseMap<Value, int64_t> lastUse;
   for (auto [step, op] : llvm::enumerate(stepOps))
     for (Value operand : op->getOperands())
-      lastUse[root(operand)] = step;
+      lastUse[exec::viewRoot(operand)] = step;
   for (Value v : ret.getOperands())
-    lastUse[root(v)] = stepOps.size();
+    lastUse[exec::viewRoot(v)] = stepOps.size();
 
   // Live ranges of the arena values. An elementwise kernel may write its
   // result over an operand of the same size that dies at that step, also
@@ -240,19 +230,21 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
     if (auto launch = dyn_cast<exec::LaunchOp>(op); launch && options_.reuse)
       if (auto inplace = launch.getInplaceOperands())
         for (int64_t i : *inplace)
-          offer(root(launch.getArgs()[i]));
+          offer(exec::viewRoot(launch.getArgs()[i]));
     if (auto gemm = dyn_cast<exec::GemmOp>(op); gemm && gemm.getC() && options_.reuse) {
-      Value c = root(gemm.getC());
-      if (c != root(gemm.getA()) && c != root(gemm.getB()) && (!gemm.getBias() || c != root(gemm.getBias())))
+      Value c = exec::viewRoot(gemm.getC());
+      if (c != exec::viewRoot(gemm.getA()) && c != exec::viewRoot(gemm.getB()) &&
+          (!gemm.getBias() || c != exec::viewRoot(gemm.getBias())))
         offer(c);
     }
     for (Value r : op->getResults()) {
       if (outputOf.count(r)) {
-        refs_[r] = {NNCC_BUFFER_OUTPUT, outputOf[r], 0, bytesOf(r.getType())};
+        refs_[r] = {NNCC_BUFFER_OUTPUT, outputOf[r], 0, exec::bufferBytes(r.getType())};
         continue;
       }
       int64_t end = std::max<int64_t>(step, lastUse.lookup(r));
-      auto donor = llvm::find_if(reusable, [&](Value v) { return bytesOf(v.getType()) == bytesOf(r.getType()); });
+      auto donor = llvm::find_if(
+          reusable, [&](Value v) { return exec::bufferBytes(v.getType()) == exec::bufferBytes(r.getType()); });
       if (donor != reusable.end()) {
         size_t index = intervalOf_[*donor];
         intervals_[index].values.push_back(r);
@@ -262,7 +254,7 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
         continue;
       }
       intervalOf_[r] = intervals_.size();
-      intervals_.push_back({{r}, bytesOf(r.getType()), (int64_t)step, end});
+      intervals_.push_back({{r}, exec::bufferBytes(r.getType()), (int64_t)step, end});
     }
     if (auto launch = dyn_cast<exec::LaunchOp>(op))
       for (int64_t bytes : scratchBytes_.lookup(launch.getKernel())) {
@@ -376,7 +368,7 @@ llvm::Expected<EntryPlan> EntryPlanner::run() {
     PlanStep copy;
     copy.kind = NNCC_STEP_COPY;
     copy.name = "output copy";
-    copy.args = {src, {NNCC_BUFFER_OUTPUT, (int32_t)i, 0, bytesOf(v.getType())}};
+    copy.args = {src, {NNCC_BUFFER_OUTPUT, (int32_t)i, 0, exec::bufferBytes(v.getType())}};
     entry.bytesMoved += 2 * src.bytes;
     entry.steps.push_back(std::move(copy));
   }
@@ -469,24 +461,23 @@ static_assert(std::size(kGemmFparamNames) == NNCC_GEMM_NUM_FPARAMS);
 /// Bytes of the arena values live at the worst step of `order` (no reuse of
 /// operands in place), for comparing schedules.
 int64_t peakBytes(ArrayRef<Operation *> order, func::ReturnOp ret,
-                  const llvm::DenseSet<Value> &arenaValues,
-                  llvm::function_ref<Value(Value)> root) {
+                  const llvm::DenseSet<Value> &arenaValues) {
   llvm::DenseMap<Value, int64_t> lastUse, defined;
   for (auto [step, op] : llvm::enumerate(order)) {
     for (Value operand : op->getOperands())
-      lastUse[root(operand)] = step;
+      lastUse[exec::viewRoot(operand)] = step;
     for (Value r : op->getResults())
       defined[r] = step;
   }
   for (Value v : ret.getOperands())
-    lastUse[root(v)] = order.size();
+    lastUse[exec::viewRoot(v)] = order.size();
   std::vector<int64_t> delta(order.size() + 2, 0);
   for (auto [v, step] : defined) {
     if (!arenaValues.contains(v))
       continue;
     int64_t end = std::max(step, lastUse.lookup(v));
-    delta[step] += alignUp(bytesOf(v.getType()));
-    delta[end + 1] -= alignUp(bytesOf(v.getType()));
+    delta[step] += alignUp(exec::bufferBytes(v.getType()));
+    delta[end + 1] -= alignUp(exec::bufferBytes(v.getType()));
   }
   int64_t live = 0, peak = 0;
   for (int64_t d : delta)
@@ -501,11 +492,6 @@ int64_t peakBytes(ArrayRef<Operation *> order, func::ReturnOp ret,
 void scheduleForMemory(func::FuncOp func) {
   Block &block = func.getBody().front();
   auto ret = cast<func::ReturnOp>(block.getTerminator());
-  auto root = [](Value v) {
-    while (auto view = v.getDefiningOp<exec::ViewOp>())
-      v = view.getInput();
-    return v;
-  };
   SmallVector<Operation *> steps;
   for (Operation &op : block)
     if (isa<exec::LaunchOp, exec::GemmOp>(op))
@@ -526,7 +512,7 @@ void scheduleForMemory(func::FuncOp func) {
   for (auto [i, op] : llvm::enumerate(steps)) {
     llvm::SmallDenseSet<size_t> producers;
     for (Value operand : op->getOperands()) {
-      Value r = root(operand);
+      Value r = exec::viewRoot(operand);
       ++readers[r];
       if (Operation *def = r.getDefiningOp(); def && index.count(def))
         producers.insert(index[def]);
@@ -537,7 +523,7 @@ void scheduleForMemory(func::FuncOp func) {
     }
   }
   for (Value v : ret.getOperands())
-    ++readers[root(v)];
+    ++readers[exec::viewRoot(v)];
   SmallVector<Operation *> order;
   std::vector<bool> done(steps.size(), false);
   llvm::DenseMap<Value, int> remaining = readers;
@@ -550,15 +536,15 @@ void scheduleForMemory(func::FuncOp func) {
       int64_t gain = 0;
       llvm::SmallDenseSet<Value> counted;
       for (Value operand : steps[i]->getOperands()) {
-        Value r = root(operand);
+        Value r = exec::viewRoot(operand);
         int uses = 0;
         for (Value o : steps[i]->getOperands())
-          uses += root(o) == r;
+          uses += exec::viewRoot(o) == r;
         if (arenaValues.contains(r) && remaining.lookup(r) == uses && counted.insert(r).second)
-          gain += bytesOf(r.getType());
+          gain += exec::bufferBytes(r.getType());
       }
       for (Value r : steps[i]->getResults())
-        gain -= bytesOf(r.getType());
+        gain -= exec::bufferBytes(r.getType());
       if (gain > bestGain) {
         bestGain = gain;
         best = i;
@@ -567,11 +553,11 @@ void scheduleForMemory(func::FuncOp func) {
     done[best] = true;
     order.push_back(steps[best]);
     for (Value operand : steps[best]->getOperands())
-      --remaining[root(operand)];
+      --remaining[exec::viewRoot(operand)];
     for (size_t u : users[best])
       --pending[u];
   }
-  if (peakBytes(order, ret, arenaValues, root) >= peakBytes(steps, ret, arenaValues, root))
+  if (peakBytes(order, ret, arenaValues) >= peakBytes(steps, ret, arenaValues))
     return;
   // Move the steps into the new order, then each view right after its source.
   for (Operation *op : order)

@@ -1,6 +1,8 @@
 /// Small static allocations inside kernel loops on the stack.
 #include "lib/Target/Passes.h"
 
+#include "dialects/Exec/ExecUtils.h"
+
 namespace nncc {
 #define GEN_PASS_DEF_STACKALLOCATEINLOOPSPASS
 #include "lib/Target/Passes.h.inc"
@@ -23,7 +25,7 @@ struct StackAllocateInLoopsPass : impl::StackAllocateInLoopsPassBase<StackAlloca
       func.walk([&](memref::AllocOp alloc) {
         MemRefType type = alloc.getType();
         if (isa<func::FuncOp>(alloc->getParentOp()) || !type.hasStaticShape() ||
-            type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8) > kMaxStackBytes)
+            exec::bufferBytes(type) > kMaxStackBytes)
           return;
         allocs.push_back(alloc);
       });

@@ -4,7 +4,6 @@
 #include "../SharedLibrary.h"
 
 #include <dlfcn.h>
-#include <mutex>
 #include <vector>
 
 namespace nncc::rt {
@@ -20,56 +19,35 @@ std::vector<std::string> candidates() {
   return out;
 }
 
-/// Tries one library; on failure says why in `why`.
-bool tryLoad(const std::string &lib, BlasSymbols *syms, std::string *why) {
-  void *h = openLibrary(lib, why);
-  if (!h)
-    return false;
-  BlasSymbols s;
-  std::string missing;
+/// Fills `s` from the library `h`, noting each required symbol it lacks.
+void resolve(void *h, BlasSymbols *s, std::string *missing) {
 #define NNCC_BLAS_REQUIRED(name, ret, params)                                                      \
-  s.name = reinterpret_cast<ret(*) params>(dlsym(h, #name));                                       \
-  if (!s.name)                                                                                     \
-    missing += std::string(missing.empty() ? "" : ", ") + #name;
+  s->name = reinterpret_cast<ret(*) params>(dlsym(h, #name));                                      \
+  if (!s->name)                                                                                    \
+    noteMissing(missing, #name);
 #define NNCC_BLAS_OPTIONAL(name, ret, params)                                                      \
-  s.name = reinterpret_cast<ret(*) params>(dlsym(h, #name));
+  s->name = reinterpret_cast<ret(*) params>(dlsym(h, #name));
 #include "BlasSymbols.h"
 #undef NNCC_BLAS_REQUIRED
 #undef NNCC_BLAS_OPTIONAL
-  if (!missing.empty()) {
-    *why = "missing " + missing;
-    dlclose(h);
-    return false;
-  }
-  *syms = s; // the handle stays open for the life of the process
-  return true;
 }
 
 } // namespace
 
-Status Blas::get(const Blas **out) {
-  static std::once_flag once;
-  static Blas *blas = nullptr;
-  static Status *failure = nullptr;
-  std::call_once(once, [] {
-    std::string tried;
-    auto *b = new Blas();
-    b->library_ = loadFirst(
-        candidates(), [&](const std::string &lib, std::string *why) { return tryLoad(lib, &b->syms_, why); },
-        &tried);
-    if (!b->library_.empty()) {
-      blas = b;
-      return;
-    }
-    delete b;
-    failure = new Status(NNCC_ERROR_UNAVAILABLE,
-                         "no CPU BLAS found (tried " + tried +
-                             "); install libopenblas0 or set NNCC_BLAS_LIBRARY");
-  });
-  if (!blas)
-    return *failure;
-  *out = blas;
+Status Blas::load(std::unique_ptr<Blas> *out) {
+  std::string tried;
+  auto b = std::unique_ptr<Blas>(new Blas());
+  b->library_ = loadFirstWithSymbols(candidates(), resolve, &b->syms_, &tried);
+  if (b->library_.empty())
+    return error(NNCC_ERROR_UNAVAILABLE,
+                 "no CPU BLAS found (tried " + tried + "); install libopenblas0 or set NNCC_BLAS_LIBRARY");
+  *out = std::move(b);
   return Status::ok();
+}
+
+Status Blas::get(const Blas **out) {
+  static LazyLibrary<Blas> blas(&Blas::load);
+  return blas.get(out);
 }
 
 void Blas::setThreads(int threads) const {

@@ -13,6 +13,7 @@
 #include "../Status.h"
 
 #include <atomic>
+#include <memory>
 #include <string>
 
 namespace nncc::rt {
@@ -40,6 +41,9 @@ public:
   void setThreads(int threads) const;
 
 private:
+  /// Finds the first candidate library with every required symbol.
+  static Status load(std::unique_ptr<Blas> *out);
+
   BlasSymbols syms_;
   std::string library_;
   mutable std::atomic<int> threads_{0};

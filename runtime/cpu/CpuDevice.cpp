@@ -2,6 +2,7 @@
 #include "CpuDevice.h"
 
 #include "../Profiler.h"
+#include "../StepArgs.h"
 #include "CpuFeatures.h"
 #include "CpuGemm.h"
 #include "ThreadPool.h"
@@ -18,20 +19,6 @@ constexpr int64_t kAlign = 64;
 /// Chunks per thread a parallel kernel is split into: a few, so a thread that
 /// is preempted or slower does not stall the step.
 constexpr int64_t kChunksPerThread = 4;
-
-/// An argument slot whose pointer depends on the run (an input or output).
-struct Patch {
-  int32_t slot;
-  int32_t kind;
-  int32_t index;
-  int64_t offset;
-};
-
-struct EntryPlan {
-  std::vector<void *> args;          // every step's args, back to back
-  std::vector<size_t> stepArgs;      // index of each step's first arg
-  std::vector<Patch> patches;        // slots to fill per run
-};
 
 struct KernelJob {
   nncc_cpu_kernel_fn fn;
@@ -68,7 +55,7 @@ private:
   ThreadPool pool_;
   void *arena_ = nullptr;
   int64_t allocated_ = 0;
-  std::vector<EntryPlan> plans_;
+  std::vector<StepArgs<void *>> plans_; // per entry
   CpuGemm gemm_; // f32 scratch of the f16/bf16/epilogue GEMMs
   std::vector<int32_t> flags_; // the run's check flags, read back
 };
@@ -104,40 +91,27 @@ Status CpuSession::init() {
   gemm_.reserve(module_);
 
   auto *arena = static_cast<uint8_t *>(arena_);
+  const uint8_t *weights = module_.weights();
   plans_.resize(static_cast<size_t>(m.num_entries));
-  for (int32_t e = 0; e < m.num_entries; ++e) {
-    const nncc_entry &entry = m.entries[e];
-    EntryPlan &plan = plans_[e];
-    for (int32_t s = 0; s < entry.num_steps; ++s) {
-      const nncc_step &st = entry.steps[s];
-      plan.stepArgs.push_back(plan.args.size());
-      for (int32_t a = 0; a < st.num_args; ++a) {
-        const nncc_buffer_ref &r = st.args[a];
-        void *p = nullptr;
-        if (r.kind == NNCC_BUFFER_ARENA) {
-          p = arena ? arena + r.offset : nullptr;
-        } else if (r.kind == NNCC_BUFFER_WEIGHT) {
-          const uint8_t *w = module_.weights();
+  for (int32_t e = 0; e < m.num_entries; ++e)
+    resolveStepArgs(
+        m, m.entries[e],
+        [&](int32_t kind, int64_t offset) -> void * {
           // Weights are read-only (the verifier rejects steps writing them).
-          p = w ? const_cast<uint8_t *>(w + m.weights[r.index].offset + r.offset) : nullptr;
-        } else {
-          plan.patches.push_back(
-              Patch{static_cast<int32_t>(plan.args.size()), r.kind, r.index, r.offset});
-        }
-        plan.args.push_back(p);
-      }
-    }
-  }
+          uint8_t *base = kind == NNCC_BUFFER_ARENA ? arena : const_cast<uint8_t *>(weights);
+          return base ? base + offset : nullptr;
+        },
+        &plans_[e]);
   return Status::ok();
 }
 
 Status CpuSession::run(int32_t e, const void *const *inputs, void *const *outputs,
                        Profiler *profiler) {
-  EntryPlan &plan = plans_[e];
-  for (const Patch &pt : plan.patches) {
+  StepArgs<void *> &plan = plans_[e];
+  for (const ArgPatch &pt : plan.patches) {
     const void *base = pt.kind == NNCC_BUFFER_INPUT ? inputs[pt.index] : outputs[pt.index];
     // Inputs are only read: the verifier rejects steps that write them.
-    plan.args[pt.slot] = base ? const_cast<uint8_t *>(static_cast<const uint8_t *>(base) + pt.offset)
+    plan.ptrs[pt.slot] = base ? const_cast<uint8_t *>(static_cast<const uint8_t *>(base) + pt.offset)
                               : nullptr;
   }
   // Run-time checks: each kernel that checks sets its flag; cleared first,
@@ -158,10 +132,10 @@ Status CpuSession::run(int32_t e, const void *const *inputs, void *const *output
 template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profiler) {
   const nncc_module &m = module_.abi();
   const nncc_entry &entry = m.entries[e];
-  EntryPlan &plan = plans_[e];
+  StepArgs<void *> &plan = plans_[e];
   for (int32_t s = 0; s < entry.num_steps; ++s) {
     const nncc_step &st = entry.steps[s];
-    void **args = plan.args.data() + plan.stepArgs[s];
+    void **args = plan.of(s);
     [[maybe_unused]] int64_t start = 0, chunks = 1;
     if constexpr (kProfile)
       start = Profiler::now();

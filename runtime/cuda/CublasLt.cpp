@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
-#include <mutex>
 #include <vector>
 
 namespace nncc::rt {
@@ -21,23 +20,14 @@ std::vector<std::string> candidates() {
   return {"libcublasLt.so.13", "libcublasLt.so", toolkit + "libcublasLt.so.13"};
 }
 
-bool tryLoad(const std::string &lib, CublasLtSymbols *s, std::string *why) {
-  void *h = openLibrary(lib, why);
-  if (!h)
-    return false;
-  std::string missing;
+/// Fills `s` from the library `h`, noting each symbol it lacks.
+void resolve(void *h, CublasLtSymbols *s, std::string *missing) {
 #define NNCC_LT(name)                                                                              \
   s->name = reinterpret_cast<decltype(s->name)>(dlsym(h, #name));                                  \
   if (!s->name)                                                                                    \
-    missing += std::string(missing.empty() ? "" : ", ") + #name;
+    noteMissing(missing, #name);
 #include "CublasLtSymbols.h"
 #undef NNCC_LT
-  if (!missing.empty()) {
-    *why = "missing " + missing;
-    dlclose(h);
-    return false;
-  }
-  return true;
 }
 
 } // namespace
@@ -57,30 +47,21 @@ Status CublasLt::check(cublasStatus_t status, const char *call, const std::strin
                msg);
 }
 
-Status CublasLt::get(const CublasLt **out) {
-  static std::once_flag once;
-  static CublasLt *lt = nullptr;
-  static Status *failure = nullptr;
-  std::call_once(once, [] {
-    std::string tried;
-    auto *l = new CublasLt();
-    l->library_ = loadFirst(
-        candidates(), [&](const std::string &lib, std::string *why) { return tryLoad(lib, &l->sym_, why); },
-        &tried);
-    if (!l->library_.empty()) {
-      lt = l;
-      return;
-    }
-    delete l;
-    failure = new Status(NNCC_ERROR_UNAVAILABLE,
-                         "no cuBLASLt found (tried " + tried +
-                             "); GEMM steps on a GPU need it: install the CUDA 13 cuBLAS "
-                             "libraries or set NNCC_CUBLASLT_LIBRARY");
-  });
-  if (!lt)
-    return *failure;
-  *out = lt;
+Status CublasLt::load(std::unique_ptr<CublasLt> *out) {
+  std::string tried;
+  auto l = std::unique_ptr<CublasLt>(new CublasLt());
+  l->library_ = loadFirstWithSymbols(candidates(), resolve, &l->sym_, &tried);
+  if (l->library_.empty())
+    return error(NNCC_ERROR_UNAVAILABLE, "no cuBLASLt found (tried " + tried +
+                                             "); GEMM steps on a GPU need it: install the CUDA 13 cuBLAS "
+                                             "libraries or set NNCC_CUBLASLT_LIBRARY");
+  *out = std::move(l);
   return Status::ok();
+}
+
+Status CublasLt::get(const CublasLt **out) {
+  static LazyLibrary<CublasLt> lt(&CublasLt::load);
+  return lt.get(out);
 }
 
 } // namespace nncc::rt

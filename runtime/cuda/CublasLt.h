@@ -14,6 +14,8 @@
 
 #include <cublasLt.h>
 
+#include <memory>
+
 #include <string>
 
 namespace nncc::rt {
@@ -37,6 +39,9 @@ public:
   Status check(cublasStatus_t status, const char *call, const std::string &where) const;
 
 private:
+  /// Finds the first candidate library with every symbol.
+  static Status load(std::unique_ptr<CublasLt> *out);
+
   CublasLtSymbols sym_;
   std::string library_;
 };

@@ -2,6 +2,7 @@
 #include "CudaDevice.h"
 
 #include "../Profiler.h"
+#include "../StepArgs.h"
 #include "CudaGemm.h"
 #include "CudaModule.h"
 
@@ -27,23 +28,13 @@ int64_t alignmentOf(int64_t offset) {
   return a == 0 || a > kAlign ? kAlign : a;
 }
 
-/// An argument slot whose pointer depends on the run (an input or output).
-struct Patch {
-  size_t slot;
-  int32_t kind;
-  int32_t index;
-  int64_t offset;
-};
-
 struct StepPlan {
-  size_t firstArg = 0;         // into EntryPlan::ptrs
-  std::vector<void *> params;  // kernel steps: &ptrs[firstArg + i], cuLaunchKernel's params
+  std::vector<void *> params;  // kernel steps: the step's slots of EntryPlan::args, cuLaunchKernel's params
   std::unique_ptr<CudaGemm> gemm;
 };
 
 struct EntryPlan {
-  std::vector<CUdeviceptr> ptrs; // every step's args, back to back
-  std::vector<Patch> patches;
+  StepArgs<CUdeviceptr> args;
   std::vector<StepPlan> steps;
   std::vector<int64_t> staging; // arena offset of each input's, then output's, staging copy
   int64_t runs = 0;                 // the first runs eagerly; the graph is captured on the second
@@ -194,44 +185,31 @@ Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
   // Every arg's address, or a patch for inputs and outputs; the alignment of
   // each is known now (inputs and outputs are used in place only when
   // kAlign-aligned, else staged), which cuBLASLt's algorithm choice needs.
-  std::vector<int64_t> align;
+  resolveStepArgs(
+      m, entry,
+      [&](int32_t kind, int64_t offset) {
+        return (kind == NNCC_BUFFER_ARENA ? arena_ : code_->weights()) + static_cast<CUdeviceptr>(offset);
+      },
+      &plan.args);
+  // The args are complete: the kernel params may point into them now.
   plan.steps.resize(static_cast<size_t>(entry.num_steps));
   for (int32_t s = 0; s < entry.num_steps; ++s) {
     const nncc_step &st = entry.steps[s];
-    plan.steps[s].firstArg = plan.ptrs.size();
-    for (int32_t a = 0; a < st.num_args; ++a) {
-      const nncc_buffer_ref &r = st.args[a];
-      CUdeviceptr p = 0;
-      int64_t base = 0;
-      if (r.kind == NNCC_BUFFER_ARENA) {
-        p = arena_ + static_cast<CUdeviceptr>(r.offset);
-      } else if (r.kind == NNCC_BUFFER_WEIGHT) {
-        base = m.weights[r.index].offset;
-        p = code_->weights() + static_cast<CUdeviceptr>(base + r.offset);
-      } else {
-        plan.patches.push_back(Patch{plan.ptrs.size(), r.kind, r.index, r.offset});
-      }
-      align.push_back(alignmentOf(base + r.offset));
-      plan.ptrs.push_back(p);
-    }
-  }
-  // ptrs is complete: the kernel params may point into it now.
-  for (int32_t s = 0; s < entry.num_steps; ++s) {
-    const nncc_step &st = entry.steps[s];
     StepPlan &sp = plan.steps[s];
+    size_t first = plan.args.first[s];
     if (st.kind == NNCC_STEP_KERNEL) {
       for (int32_t a = 0; a < st.num_args; ++a)
-        sp.params.push_back(&plan.ptrs[sp.firstArg + a]);
+        sp.params.push_back(&plan.args.ptrs[first + a]);
     } else if (st.kind == NNCC_STEP_GEMM) {
       int64_t al[4] = {kAlign, kAlign, kAlign, kAlign};
       for (int32_t a = 0; a < st.num_args && a < 4; ++a)
-        al[a] = align[sp.firstArg + a];
+        al[a] = alignmentOf(plan.args.offsets[first + a]);
       // An input/output bias is patched per run; any kAlign-aligned address
       // with its offset tells cuBLASLt its alignment.
       CUdeviceptr biasHint = 0;
       if (st.num_args > 3)
-        biasHint = plan.ptrs[sp.firstArg + 3] ? plan.ptrs[sp.firstArg + 3]
-                                              : arena_ + static_cast<CUdeviceptr>(al[3] % kAlign);
+        biasHint = plan.args.ptrs[first + 3] ? plan.args.ptrs[first + 3]
+                                             : arena_ + static_cast<CUdeviceptr>(al[3] % kAlign);
       NNCC_RETURN_IF_ERROR(CudaGemm::create(*lt_, ltHandle_, st, al, biasHint,
                                             static_cast<size_t>(kGemmWorkspaceBytes),
                                             stepWhere(e, s), &sp.gemm));
@@ -306,7 +284,7 @@ Status CudaSession::enqueueStep(int32_t e, int32_t s) {
   const nncc_step &st = m.entries[e].steps[s];
   EntryPlan &plan = plans_[e];
   StepPlan &sp = plan.steps[s];
-  const CUdeviceptr *args = plan.ptrs.data() + sp.firstArg;
+  const CUdeviceptr *args = plan.args.of(s);
   switch (st.kind) {
   case NNCC_STEP_KERNEL: {
     const nncc_kernel &k = m.kernels[st.kernel];
@@ -493,8 +471,8 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
       s = driver_.check(r, "cuMemsetD8Async", where_ + format(": entry '%s'", entry.name));
   }
   if (s.isOk()) {
-    for (const Patch &pt : plan.patches)
-      plan.ptrs[pt.slot] = io_[pt.kind == NNCC_BUFFER_INPUT ? pt.index : nin + pt.index] +
+    for (const ArgPatch &pt : plan.args.patches)
+      plan.args.ptrs[pt.slot] = io_[pt.kind == NNCC_BUFFER_INPUT ? pt.index : nin + pt.index] +
                            static_cast<CUdeviceptr>(pt.offset);
     // The first run is eager: it warms up cuBLASLt and loads kernels lazily,
     // neither of which may happen inside a stream capture.

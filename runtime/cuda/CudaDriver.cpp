@@ -1,6 +1,8 @@
 //===- CudaDriver.cpp -----------------------------------------------------===//
 #include "CudaDriver.h"
 
+#include "../SharedLibrary.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -29,7 +31,7 @@ void resolve(void *lib, CudaSymbols *s, std::string *missing) {
       fn = dlsym(lib, NNCC_STR(name));                                                             \
     s->name = reinterpret_cast<decltype(s->name)>(fn);                                             \
     if (!fn)                                                                                       \
-      *missing += std::string(missing->empty() ? "" : ", ") + #name;                               \
+      noteMissing(missing, #name);                                                                 \
   }
 #include "CudaSymbols.h"
 #undef NNCC_CU
@@ -60,61 +62,50 @@ Status CudaDriver::check(CUresult result, const char *call, const std::string &w
   return error(code, msg);
 }
 
-Status CudaDriver::get(const CudaDriver **out) {
-  static std::once_flag once;
-  static CudaDriver *driver = nullptr;
-  static Status *failure = nullptr;
-  std::call_once(once, [] {
-    const char *env = std::getenv("NNCC_CUDA_DRIVER");
-    std::string lib = env && *env ? env : "libcuda.so.1";
-    auto fail = [](std::string msg) { failure = new Status(NNCC_ERROR_UNAVAILABLE, std::move(msg)); };
-    dlerror();
-    void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char *e = dlerror();
-      return fail("no CUDA driver (" + lib + ") found" + (e ? std::string(": ") + e : "") +
-                  "; a GPU needs the NVIDIA driver installed" +
-                  (env && *env ? " (NNCC_CUDA_DRIVER is set)" : ""));
-    }
-    auto *d = new CudaDriver();
-    d->library_ = lib;
-    std::string missing;
-    resolve(h, &d->sym_, &missing);
-    if (!missing.empty()) {
-      delete d; // the library stays loaded: harmless, and it may be in use elsewhere
-      return fail("the CUDA driver " + lib + " lacks " + missing +
-                  " (this runtime needs a driver for CUDA " + cudaVersionString(CUDA_VERSION) +
-                  " or newer)");
-    }
-    Status s = d->check(d->sym_.cuInit(0), "cuInit", "");
-    if (!s.isOk()) {
-      delete d;
-      return fail("no GPU: " + s.message());
-    }
-    s = d->check(d->sym_.cuDriverGetVersion(&d->version_), "cuDriverGetVersion", "");
-    if (s.isOk())
-      s = d->check(d->sym_.cuDeviceGetCount(&d->deviceCount_), "cuDeviceGetCount", "");
-    for (int i = 0; s.isOk() && i < d->deviceCount_; ++i) {
-      CUdevice dev = 0;
-      s = d->check(d->sym_.cuDeviceGet(&dev, i), "cuDeviceGet", "cuda:" + std::to_string(i));
-      d->devices_.push_back(dev);
-    }
-    if (!s.isOk()) {
-      failure = new Status(s);
-      delete d;
-      return;
-    }
-    if (d->deviceCount_ == 0) {
-      delete d;
-      return fail("no GPU: the CUDA driver (" + lib + ") reports 0 devices");
-    }
-    d->contexts_.assign(static_cast<size_t>(d->deviceCount_), nullptr);
-    driver = d;
-  });
-  if (!driver)
-    return *failure;
-  *out = driver;
+Status CudaDriver::load(std::unique_ptr<CudaDriver> *out) {
+  const char *env = std::getenv("NNCC_CUDA_DRIVER");
+  std::string lib = env && *env ? env : "libcuda.so.1";
+  auto unavailable = [](std::string msg) { return error(NNCC_ERROR_UNAVAILABLE, std::move(msg)); };
+  dlerror();
+  void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    return unavailable("no CUDA driver (" + lib + ") found" + (e ? std::string(": ") + e : "") +
+                       "; a GPU needs the NVIDIA driver installed" +
+                       (env && *env ? " (NNCC_CUDA_DRIVER is set)" : ""));
+  }
+  auto d = std::unique_ptr<CudaDriver>(new CudaDriver());
+  d->library_ = lib;
+  std::string missing;
+  resolve(h, &d->sym_, &missing);
+  // On failure the library stays loaded: harmless, and it may be in use elsewhere.
+  if (!missing.empty())
+    return unavailable("the CUDA driver " + lib + " lacks " + missing +
+                       " (this runtime needs a driver for CUDA " + cudaVersionString(CUDA_VERSION) +
+                       " or newer)");
+  Status s = d->check(d->sym_.cuInit(0), "cuInit", "");
+  if (!s.isOk())
+    return unavailable("no GPU: " + s.message());
+  s = d->check(d->sym_.cuDriverGetVersion(&d->version_), "cuDriverGetVersion", "");
+  if (s.isOk())
+    s = d->check(d->sym_.cuDeviceGetCount(&d->deviceCount_), "cuDeviceGetCount", "");
+  for (int i = 0; s.isOk() && i < d->deviceCount_; ++i) {
+    CUdevice dev = 0;
+    s = d->check(d->sym_.cuDeviceGet(&dev, i), "cuDeviceGet", "cuda:" + std::to_string(i));
+    d->devices_.push_back(dev);
+  }
+  if (!s.isOk())
+    return s;
+  if (d->deviceCount_ == 0)
+    return unavailable("no GPU: the CUDA driver (" + lib + ") reports 0 devices");
+  d->contexts_.assign(static_cast<size_t>(d->deviceCount_), nullptr);
+  *out = std::move(d);
   return Status::ok();
+}
+
+Status CudaDriver::get(const CudaDriver **out) {
+  static LazyLibrary<CudaDriver> driver(&CudaDriver::load);
+  return driver.get(out);
 }
 
 CudaContextGuard::~CudaContextGuard() {

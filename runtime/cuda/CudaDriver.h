@@ -17,6 +17,7 @@
 
 #include <cuda.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -72,6 +73,9 @@ public:
   Status check(CUresult result, const char *call, const std::string &where) const;
 
 private:
+  /// Loads and initializes the driver (cuInit) and lists its devices.
+  static Status load(std::unique_ptr<CudaDriver> *out);
+
   CudaSymbols sym_;
   std::string library_;
   int version_ = 0;

@@ -67,11 +67,10 @@ bool readsInputAsColumns(nn::ConvOp conv) {
 }
 
 /// Small images (P <= 64 output positions: one GEMM per image would have a
-/// narrow N that the BLAS's tiles fill poorly, 77 GFLOP/s for 256x16x2304
-/// here) with a materialized im2col run as one GEMM over the columns of the
-/// whole batch (100 GFLOP/s for 256x512x2304), its [M, n, P] result
+/// narrow N that the BLAS's tiles fill poorly) with a materialized im2col run
+/// as one GEMM over the columns of the whole batch, its [M, n, P] result
 /// transposed back to [n, M, P]. Larger images gain nothing from it and pay
-/// for the transpose.
+/// for the transpose. Measured: docs/performance.md.
 bool gemmOverWholeBatch(nn::ConvOp conv) {
   auto out = cast<RankedTensorType>(conv.getType());
   int64_t n = out.getShape()[0], p = out.getNumElements() / std::max<int64_t>(n * out.getShape()[1], 1);
@@ -84,14 +83,6 @@ bool isColumnVector(Value v, RankedTensorType result) {
   return type.hasStaticShape() && type.getElementType() == result.getElementType() && !shape.empty() &&
          shape.back() == result.getShape().back() && type.getNumElements() == shape.back() &&
          shape.size() <= (size_t)result.getRank();
-}
-
-std::optional<SmallVector<float>> constantFloats(Value v) {
-  auto constant = v.getDefiningOp<nn::ConstantOp>();
-  auto values = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : DenseElementsAttr();
-  if (!values || !values.getElementType().isF32())
-    return std::nullopt;
-  return SmallVector<float>(values.getValues<float>());
 }
 
 nn::AddOp splitConvBias(nn::ConvOp conv) {

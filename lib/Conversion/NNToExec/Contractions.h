@@ -3,8 +3,6 @@
 
 #include "dialects/NN/NNOps.h"
 
-#include <optional>
-
 namespace nncc {
 
 /// True when `v` is a tensor of f32.
@@ -29,9 +27,6 @@ bool gemmOverWholeBatch(nn::ConvOp conv);
 
 /// True when `v` holds one value per column of `result` (shape [.., 1, N]).
 bool isColumnVector(mlir::Value v, mlir::RankedTensorType result);
-
-/// The values of a constant f32 tensor, or nullopt.
-std::optional<llvm::SmallVector<float>> constantFloats(mlir::Value v);
 
 /// Replaces conv(x, w, b) by add(conv(x, w), b viewed as [M, 1, ...]) and
 /// returns the add.

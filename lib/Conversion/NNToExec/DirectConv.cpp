@@ -21,15 +21,13 @@
 ///   the row start at its first element and shift in zeros (by a constant:
 ///   the tap and the pad are); stride 2 reads 32 elements and keeps the even
 ///   lanes. Masks and selects cost registers that the 16 accumulators of an
-///   ungrouped tile need (LLVM spilled its weights: 2x slower), hence the
-///   copy there.
+///   ungrouped tile need (LLVM spilled its weights), hence the copy there.
 /// This is explicit vector code on purpose: as linalg loops, LLVM fully
 /// unrolls the short output rows (7-56) and then vectorizes the wrong loop
 /// with gathers.
 ///
-/// Measured here (AVX-512, one thread, the same loops in C): 94 GFLOP/s for
-/// 32 -> 32 channels over 28x28 and 93 for 64 -> 64 over 14x14, against
-/// 64 and 78 for OpenBLAS on the im2col GEMMs, which also pay the im2col.
+/// The measurements behind these choices are in docs/performance.md
+/// ("Measurements behind kernel choices").
 #include "lib/Conversion/NNToExec/DirectConv.h"
 
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
@@ -54,9 +52,9 @@ constexpr int64_t kMaxAccumulators = 16;
 /// A row chunk narrower than this wastes more than a quarter of its lanes:
 /// an ungrouped convolution then runs faster as im2col + GEMM.
 constexpr int64_t kMinColumns = 12;
-/// Grouped convolutions have no GEMM path; their generic loop kernel ran at
-/// 6 GB/s on 7x7 depthwise planes, where 7 of 16 lanes still win (see the
-/// notes in docs/performance.md).
+/// Grouped convolutions have no GEMM path, and their generic loop kernel is
+/// slow enough that 7 of 16 lanes on 7x7 depthwise planes still win
+/// (docs/performance.md).
 constexpr int64_t kMinGroupedColumns = 4;
 /// Kernel taps unrolled into the reduction loop's body, at most.
 constexpr int64_t kMaxTaps = 64;
@@ -92,8 +90,7 @@ std::optional<Tiling> chooseTiling(nn::ConvOp conv) {
   if (w.getShape()[2] * w.getShape()[3] > kMaxTaps)
     return std::nullopt;
   // An ungrouped 1x1 convolution is a plain GEMM on the input as it lies (no
-  // im2col): the BLAS measured as fast or faster there (96 -> 24 channels
-  // over 28x28 at batch 32: 2.0 ms, against 3.6 ms direct).
+  // im2col): the BLAS measured as fast or faster there (docs/performance.md).
   if (conv.getGroup() == 1 && w.getShape()[2] == 1 && w.getShape()[3] == 1)
     return std::nullopt;
   int64_t oh = out.getShape()[2], ow = out.getShape()[3];

@@ -8,6 +8,8 @@
 #include "lib/Conversion/NNToExec/Outline.h"
 #include "lib/Conversion/NNToExec/PassDetail.h"
 
+#include "dialects/NN/NNUtils.h"
+
 using namespace mlir;
 
 namespace nncc {
@@ -33,8 +35,8 @@ FailureOr<bool> lowerConvWithGemmEpilogue(nn::ConvOp conv, SymbolTable &symbols)
       !out.getElementType().isF32() || !out.hasStaticShape() || gemmOverWholeBatch(conv))
     return false;
   bool pointwise = readsInputAsColumns(conv);
-  std::optional<SmallVector<float>> weights = constantFloats(conv.getWeight()), bias;
-  if (conv.getBias() && (pointwise || !weights || !(bias = constantFloats(conv.getBias()))))
+  std::optional<SmallVector<float>> weights = nn::constantFloats(conv.getWeight()), bias;
+  if (conv.getBias() && (pointwise || !weights || !(bias = nn::constantFloats(conv.getBias()))))
     return false;
   ConvEpilogue epilogue = matchConvEpilogue(conv);
   // A Clip has no library epilogue: its kernel would read and write the

@@ -17,9 +17,9 @@ mlir::Value im2col(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir
 
 /// The same im2col from a zero-padded copy of the input: every element is a
 /// plain affine read (x[n, c, o*s + k*d]), no bounds check or select, which
-/// runs 1.3-2.5x faster on the CPU (ResNet-18-style at batch 32: 19.0 ->
-/// 14.8 ms in all its im2col kernels) for one more input-sized scratch buffer
-/// (+11% arena for the example CNN), so CPU-only modules use it.
+/// runs faster on the CPU for one more input-sized scratch buffer, so
+/// CPU-only modules use it (measurements: docs/performance.md, "Measurements
+/// behind kernel choices").
 mlir::Value im2colFromPadded(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x, mlir::Value init, bool batchInner);
 
 /// im2col as col[n, row, o...] (row: channel and kernel taps; o: output
@@ -27,7 +27,8 @@ mlir::Value im2colFromPadded(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp 
 /// with the bias as their last column against it adds the bias. The rows
 /// before it are im2col's own loops (taps outside, unit-stride walks along
 /// input rows inside) over a view of them; decoding each row into channel
-/// and taps inside one loop nest instead ran 3.5x slower on the CPU.
+/// and taps inside one loop nest instead ran several times slower on the CPU
+/// (docs/performance.md, "Measurements behind kernel choices").
 mlir::Value im2colWithOnesRow(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x, mlir::Value init);
 
 } // namespace nncc

@@ -1,0 +1,14 @@
+//===- NNUtils.cpp --------------------------------------------------------===//
+#include "dialects/NN/NNUtils.h"
+
+#include "dialects/NN/NNOps.h"
+
+using namespace mlir;
+
+std::optional<SmallVector<float>> nncc::nn::constantFloats(Value v) {
+  auto constant = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
+  auto values = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : DenseElementsAttr();
+  if (!values || !values.getElementType().isF32())
+    return std::nullopt;
+  return SmallVector<float>(values.getValues<float>());
+}
