@@ -577,6 +577,8 @@ LogicalResult ResizeOp::verify() {
   StringRef mode = getMode();
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     return emitOpError("unknown mode '") << mode << "'";
+  if (getCoordinateTransformationMode() == "tf_crop_and_resize" && (int64_t)getRoi().size() != 2 * rank)
+    return emitOpError("tf_crop_and_resize needs two roi entries per axis");
   return success();
 }
 

@@ -277,7 +277,9 @@ FailureOr<Value> resize(OpBuilder &b, Location loc, nn::ResizeOp op, Value x, Va
         continue;
       }
       Value o = arith::SIToFPOp::create(nb, l, f64, arith::IndexCastOp::create(nb, l, nb.getI64Type(), out[d]));
-      Value s = sourceCoordinate(nb, l, coord, o, scales[d], len, roi[d], roi[rank + d]);
+      // Only tf_crop_and_resize reads roi; the other modes may leave it empty.
+      bool crop = coord == "tf_crop_and_resize";
+      Value s = sourceCoordinate(nb, l, coord, o, scales[d], len, crop ? roi[d] : 0, crop ? roi[rank + d] : 1);
       if (coord == "tf_crop_and_resize") {
         Value lo = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, s, c(0));
         Value hi = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLE, s, c(len - 1));

@@ -937,3 +937,11 @@ func.func @attention_mask(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: tens
   %0 = nn.attention %q, %k, %v, %m {scale = 1.0 : f64} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x3xf32>, tensor<4x5xf32>) -> tensor<2x4x3xf32>
   return %0 : tensor<2x4x3xf32>
 }
+
+// -----
+
+func.func @resize_crop_roi(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{tf_crop_and_resize needs two roi entries per axis}}
+  %0 = nn.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", cubic_coeff_a = -0.75 : f64, exclude_outside = false, extrapolation_value = 0.0 : f64, mode = "linear", nearest_mode = "floor", roi = array<f64>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}
