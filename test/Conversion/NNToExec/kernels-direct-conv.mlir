@@ -1,0 +1,73 @@
+// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels="plan=cpu fuse-epilogues=false" -mlir-print-local-scope | FileCheck %s
+
+// Direct convolutions (DirectConv.cpp), reached through the CPU plan of
+// nncc-form-conv-kernels: one scf.forall task per tile of output channels x
+// rows x a 16-wide column chunk; vector<16xf32> accumulators carried over the
+// input-channel loop, each tap one vector read of an input row and one
+// broadcast weight per output channel feeding vector.fma.
+
+// An ungrouped 3x3 pad-1 convolution reads a zero-padded copy of the input
+// (the k0_pad kernel). A tile is 8 channels x 2 rows x 16 columns: 8 tasks,
+// 16 accumulators, 8 x 2 x 9 taps = 144 FMAs per input channel.
+// CHECK-LABEL: func.func @padded_copy
+// CHECK: %[[P:.*]] = exec.launch @k0_pad(%arg0) {{.*}} : (tensor<1x8x16x16xf32>) -> tensor<1x8x18x18xf32>
+// CHECK: exec.launch @k0_conv(%[[P]], %arg1) {{.*}} : (tensor<1x8x18x18xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+// CHECK: func.func private @k0_pad
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%arg1 : tensor<1x8x18x18xf32>)
+// CHECK: tensor.insert_slice %arg0 into %[[F]][0, 0, 1, 1] [1, 8, 16, 16] [1, 1, 1, 1]
+// CHECK: func.func private @k0_conv(%arg0: tensor<1x8x18x18xf32>, %arg1: tensor<8x8x3x3xf32>, %arg2: tensor<1x8x16x16xf32> {bufferization.writable = true})
+// CHECK: %[[ZV:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK: scf.forall (%{{.*}}) in (8) shared_outs(%[[OUT:.*]] = %arg2)
+// CHECK: %[[ACC:.*]]:16 = scf.for %[[C:.*]] = %{{.*}} to %[[NC:.*]] step %{{.*}} iter_args(%[[A0:[^ ]*]] = %[[ZV]], %[[A1:[^ ]*]] = %[[ZV]],
+// CHECK-SAME: -> (vector<16xf32>,
+// CHECK: %[[IC:.*]] = arith.addi %{{.*}}, %[[C]] : index
+// CHECK: %[[R0:.*]] = vector.transfer_read %arg0[%{{.*}}, %[[IC]], %{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<1x8x18x18xf32>, vector<16xf32>
+// CHECK: %[[R1:.*]] = vector.transfer_read %arg0[%{{.*}}, %[[IC]], %{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<1x8x18x18xf32>, vector<16xf32>
+// CHECK: %[[W:.*]] = tensor.extract %arg1[%{{.*}}, %[[C]], %{{.*}}, %{{.*}}] : tensor<8x8x3x3xf32>
+// CHECK-NEXT: %[[WB:.*]] = vector.broadcast %[[W]] : f32 to vector<16xf32>
+// CHECK-NEXT: vector.fma %[[WB]], %[[R0]], %[[A0]] : vector<16xf32>
+// CHECK-NEXT: vector.fma %[[WB]], %[[R1]], %[[A1]] : vector<16xf32>
+// CHECK-COUNT-142: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK: %[[TILE:.*]] = tensor.extract_slice %[[OUT]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] [1, 8, 2, 16] [1, 1, 1, 1] : tensor<1x8x16x16xf32> to tensor<8x2x16xf32>
+// CHECK: vector.transfer_write %[[ACC]]#0, %[[TILE]]
+// CHECK-COUNT-15: vector.transfer_write
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][{{.*}}] [1, 8, 2, 16] [1, 1, 1, 1] : tensor<8x2x16xf32> into tensor<1x8x16x16xf32>
+func.func @padded_copy(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+  return %0 : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// A depthwise convolution reads the input in place (no pad kernel): a row
+// above the image (oh - 1) is clamped for the read and replaced by zeros
+// through its validity flag, and the leftmost tap (column -1) shifts a zero
+// into lane 0.
+// CHECK-LABEL: func.func @depthwise_in_place
+// CHECK-NOT: k0_pad
+// CHECK: exec.launch @k0_conv(%arg0, %arg1)
+// CHECK: func.func private @k0_conv(%arg0: tensor<1x8x16x16xf32>, %arg1: tensor<8x1x3x3xf32>
+// CHECK: %[[ZV:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: %[[M1:.*]] = arith.constant -1 : index
+// CHECK: %[[UP:.*]] = arith.addi %{{.*}}, %[[M1]] : index
+// CHECK: %[[H:.*]] = arith.constant 16 : index
+// CHECK-NEXT: %[[LT:.*]] = arith.cmpi slt, %[[UP]], %[[H]] : index
+// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[UP]], %{{.*}} : index
+// CHECK-NEXT: %[[OK:.*]] = arith.andi %[[GE]], %[[LT]] : i1
+// CHECK: %[[LO:.*]] = arith.maxsi %[[UP]], %{{.*}} : index
+// CHECK: %[[CL:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK: scf.for {{.*}} -> (vector<16xf32>,
+// CHECK: %[[V:.*]] = vector.transfer_read %arg0[%{{.*}}, %{{.*}}, %[[CL]], %{{.*}}], %{{.*}} : tensor<1x8x16x16xf32>, vector<16xf32>
+// CHECK-NEXT: %[[SH:.*]] = vector.shuffle %[[ZV]], %[[V]] [0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: arith.select %[[OK]], %[[SH]], %[[ZV]] : vector<16xf32>
+// CHECK-COUNT-288: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: tensor.parallel_insert_slice
+func.func @depthwise_in_place(%x: tensor<1x8x16x16xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x16x16xf32>
+  return %0 : tensor<1x8x16x16xf32>
+}
