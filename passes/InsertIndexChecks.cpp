@@ -2,6 +2,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/NN/NNOps.h"
+#include "dialects/NN/NNUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -17,17 +18,6 @@ using namespace mlir;
 using namespace nncc;
 
 namespace {
-
-/// The ONNX node names a location carries, for the message.
-std::string nodeName(Location loc) {
-  std::string names;
-  loc->walk([&](Location l) {
-    if (auto name = dyn_cast<NameLoc>(l))
-      names += (names.empty() ? "" : ",") + name.getName().str();
-    return WalkResult::advance();
-  });
-  return names.empty() ? "?" : names;
-}
 
 /// i32 scalar: 1 when an element of `indices` lies outside [-n, n), else 0.
 Value outOfRangeFlag(OpBuilder &b, Location loc, Value indices, int64_t n) {
@@ -70,7 +60,8 @@ struct InsertIndexChecksPass : nncc::impl::InsertIndexChecksPassBase<InsertIndex
         auto dataType = cast<RankedTensorType>(data.getType());
         int64_t n = dataType.getShape()[axis];
         std::string type = isa<nn::GatherOp>(op) ? "Gather" : "GatherElements";
-        std::string what = "node '" + nodeName(op->getLoc()) + "' (" + type + "): an index is outside [" +
+        std::string nodes = nn::nodeNames(op->getLoc());
+        std::string what = "node '" + (nodes.empty() ? "?" : nodes) + "' (" + type + "): an index is outside [" +
                            std::to_string(-n) + ", " + std::to_string(n) + ") of axis " + std::to_string(axis);
         // Indices that folding made constant (a Range, a Shape computation)
         // are checked now: the importer sees only those written as constants.

@@ -12,3 +12,16 @@ std::optional<SmallVector<float>> nncc::nn::constantFloats(Value v) {
     return std::nullopt;
   return SmallVector<float>(values.getValues<float>());
 }
+
+std::string nncc::nn::nodeNames(Location loc) {
+  std::string names;
+  loc->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l)) {
+      if (!names.empty())
+        names += ",";
+      names += name.getName().str();
+    }
+    return WalkResult::advance();
+  });
+  return names;
+}

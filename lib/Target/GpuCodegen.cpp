@@ -1,6 +1,7 @@
 /// Kernels to PTX (buildGpuCodegenPipeline), checked for device heap calls,
 /// and ptxas for cubins.
 #include "lib/Target/GpuCodegen.h"
+#include "dialects/NN/NNUtils.h"
 #include "lib/Support/Error.h"
 #include "lib/Target/Passes.h"
 
@@ -121,11 +122,7 @@ llvm::Error checkNoDeviceHeap(StringRef ptx, StringRef arch, ModuleOp kernels) {
   for (const std::string &name : kernelNames(kernels))
     if (StringRef(function).starts_with(name + "_")) {
       kernel = name;
-      kernels.lookupSymbol(name)->getLoc()->walk([&](Location loc) {
-        if (auto named = dyn_cast<NameLoc>(loc))
-          nodes += (nodes.empty() ? "" : ", ") + named.getName().str();
-        return WalkResult::advance();
-      });
+      nodes = nn::nodeNames(kernels.lookupSymbol(name)->getLoc());
     }
   if (!nodes.empty())
     kernel += "' (ONNX nodes " + nodes + ")";

@@ -77,19 +77,6 @@ std::vector<std::string> missingCpuFeatures(const std::string &features) {
   return missing;
 }
 
-std::string machineCpuFeatures() {
-  std::string all;
-  for (const FeatureInfo &f : kFeatures)
-    all += all.empty() ? f.name : std::string(",") + f.name;
-  std::string have;
-  std::vector<std::string> missing = missingCpuFeatures(all);
-  std::set<std::string> lacking(missing.begin(), missing.end());
-  for (const FeatureInfo &f : kFeatures)
-    if (!lacking.count(f.name))
-      have += (have.empty() ? "" : ",") + std::string(f.name);
-  return have;
-}
-
 Status checkHostCpu(const nncc_module &module) {
   std::vector<std::string> missing = missingCpuFeatures(module.cpu_features ? module.cpu_features : "");
   if (missing.empty())

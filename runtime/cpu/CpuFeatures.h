@@ -22,10 +22,6 @@ namespace nncc::rt {
 /// missing too: how tests check the refusal on machines that have them.
 std::vector<std::string> missingCpuFeatures(const std::string &features);
 
-/// The features of include/nncc/cpu_features.h this machine has, comma
-/// separated (for nncc-info and messages).
-std::string machineCpuFeatures();
-
 /// OK when this machine has every feature of `module`'s host code;
 /// NNCC_ERROR_UNAVAILABLE naming the missing ones otherwise.
 Status checkHostCpu(const nncc_module &module);

@@ -10,19 +10,6 @@ using namespace mlir;
 
 namespace nncc {
 
-std::string nodeNames(Location loc) {
-  std::string names;
-  loc->walk([&](Location l) {
-    if (auto name = dyn_cast<NameLoc>(l)) {
-      if (!names.empty())
-        names += ",";
-      names += name.getName().str();
-    }
-    return WalkResult::advance();
-  });
-  return names;
-}
-
 bool hasStaticShapes(Operation *op) {
   auto isStaticType = [](Type t) {
     auto r = dyn_cast<RankedTensorType>(t);

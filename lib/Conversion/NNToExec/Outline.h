@@ -2,6 +2,7 @@
 #define NNCC_LIB_CONVERSION_NNTOEXEC_OUTLINE_H
 
 #include "dialects/Exec/ExecOps.h"
+#include "dialects/NN/NNUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -12,9 +13,7 @@
 
 namespace nncc {
 
-/// The ONNX node names a location carries (NameLoc, possibly fused), comma
-/// separated: what a launch or GEMM call reports in profiles and errors.
-std::string nodeNames(mlir::Location loc);
+using nn::nodeNames;
 
 /// True when every operand and result of `op` is a tensor of static shape.
 bool hasStaticShapes(mlir::Operation *op);
