@@ -31,6 +31,7 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.nncc_tools_dir, config.llvm_tools_dir]
 tools = [
     ToolSubst("nncc-opt", unresolved="fatal"),
+    ToolSubst("nncc-translate", unresolved="fatal"),
     # nncc (the compiler driver) may not be built yet; tests that use it fail
     # with a clear "command not found" instead of failing lit's start-up.
     ToolSubst("nncc", unresolved="ignore"),

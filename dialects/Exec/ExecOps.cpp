@@ -2,16 +2,25 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace nncc::exec;
 
 #include "dialects/Exec/ExecDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Exec/ExecAttrs.cpp.inc"
+
 void ExecDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/Exec/ExecOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/Exec/ExecAttrs.cpp.inc"
       >();
 }
 

@@ -2,6 +2,7 @@
 #define NNCC_DIALECTS_EXEC_EXECOPS_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
@@ -10,6 +11,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dialects/Exec/ExecDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Exec/ExecAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/Exec/ExecOps.h.inc"

@@ -1,6 +1,7 @@
 #ifndef NNCC_EXEC_OPS
 #define NNCC_EXEC_OPS
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -15,6 +16,26 @@ def Exec_Dialect : Dialect {
     (GEMM) and views, on value-semantic tensors. Memory planning assigns each
     value a buffer; the plan serializer turns each op into one plan step.
   }];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+// Where nncc-plan-buffers puts a value: the planner's decisions as IR, which
+// the plan translation (lib/Target/Plan.cpp) turns into module tables.
+
+class Exec_Attr<string name, string attrMnemonic> : AttrDef<Exec_Dialect, name> {
+  let mnemonic = attrMnemonic;
+}
+
+def Exec_ArenaBufferAttr : Exec_Attr<"ArenaBuffer", "arena"> {
+  let summary = "A buffer at a byte offset of the entry's arena";
+  let parameters = (ins "int64_t":$offset);
+  let assemblyFormat = "`<` $offset `>`";
+}
+
+def Exec_OutputBufferAttr : Exec_Attr<"OutputBuffer", "output"> {
+  let summary = "The caller's buffer of the entry's result `index`, written in place";
+  let parameters = (ins "int64_t":$index);
+  let assemblyFormat = "`<` $index `>`";
 }
 
 class Exec_Op<string mnemonic, list<Trait> traits = []>

@@ -7,6 +7,7 @@
 #include "lib/Target/HostCodegen.h"
 #include "lib/Target/Passes.h"
 #include "lib/Target/Plan.h"
+#include "lib/Target/PlanPasses.h"
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
 
@@ -501,9 +502,15 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     parallelExtent = parallelExtents(*kernels);
     llvmModule = std::move(kernels);
   }
+  recordKernelFacts(module, scratchBytes, parallelExtent, gpu.launches);
+  if (auto err = timed("plan", [&](mlir::TimingScope &scope) {
+        return runPasses(module, scope, "memory planning",
+                         [&](mlir::OpPassManager &pm) { buildPlanPipeline(pm, options.plan.reuse); });
+      }))
+    return std::move(err);
   PlanOptions planOptions = options.plan;
   planOptions.allowTf32 |= options.precision == Precision::TF32;
-  auto plan = timed("plan", [&](mlir::TimingScope &) { return buildPlan(module, scratchBytes, planOptions); });
+  auto plan = buildPlan(module, planOptions);
   if (!plan)
     return plan.takeError();
   plan->hostKernels = targets.cpu;
@@ -511,16 +518,10 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     plan->cpuName = cpu->name;
     plan->cpuFeatures = cpu->requiredFeatures;
   }
-  if (!targets.cudaArchs.empty()) {
-    for (const std::string &kernel : plan->kernels) {
-      const llvm::SmallVector<GpuLaunch> &launches = gpu.launches[kernel];
-      plan->gpuLaunches.emplace_back(launches.begin(), launches.end());
-    }
-    plan->gpuImages = std::move(gpu.images);
-    for (const GpuImage &image : plan->gpuImages)
-      if (!image.cubin.empty())
-        result.stats.gpuCubins.push_back(image.arch);
-  }
+  plan->gpuImages = std::move(gpu.images);
+  for (const GpuImage &image : plan->gpuImages)
+    if (!image.cubin.empty())
+      result.stats.gpuCubins.push_back(image.arch);
   for (const auto &entry : plan->entries) {
     int64_t launches = 0;
     for (const auto &step : entry.steps)
@@ -564,10 +565,6 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   result.stats.kernels = plan->kernels.size();
   result.stats.weightBytes = plan->weights.data.size();
 
-  for (auto &entry : plan->entries)
-    for (auto &step : entry.steps)
-      if (step.kind == NNCC_STEP_KERNEL)
-        step.parallelExtent = parallelExtent.lookup(plan->kernels[step.kernel]);
   if (options.emit == EmitKind::LLVM) {
     auto text = translateToLLVMIR(*llvmModule);
     if (!text)

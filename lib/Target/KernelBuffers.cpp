@@ -80,4 +80,27 @@ llvm::StringMap<SmallVector<int64_t>> kernelScratchBytes(ModuleOp kernels) {
   return scratch;
 }
 
+void recordKernelFacts(ModuleOp execModule, const llvm::StringMap<SmallVector<int64_t>> &scratchBytes,
+                       const llvm::StringMap<int64_t> &parallelExtents,
+                       const llvm::StringMap<SmallVector<GpuLaunch>> &gpuLaunches) {
+  Builder b(execModule.getContext());
+  for (auto func : execModule.getOps<func::FuncOp>()) {
+    if (!func.isPrivate())
+      continue;
+    StringRef name = func.getName();
+    if (auto it = scratchBytes.find(name); it != scratchBytes.end())
+      func->setAttr(kScratchBytesAttrName, b.getDenseI64ArrayAttr(it->second));
+    if (auto it = parallelExtents.find(name); it != parallelExtents.end())
+      func->setAttr(kParallelExtentAttrName, b.getI64IntegerAttr(it->second));
+    if (auto it = gpuLaunches.find(name); it != gpuLaunches.end()) {
+      SmallVector<Attribute> launches;
+      for (const GpuLaunch &l : it->second)
+        launches.push_back(b.getDictionaryAttr({b.getNamedAttr("name", b.getStringAttr(l.function)),
+                                                b.getNamedAttr("grid", b.getI64IntegerAttr(l.grid[0])),
+                                                b.getNamedAttr("block", b.getI64IntegerAttr(l.block[0]))}));
+      func->setAttr(kGpuLaunchesAttrName, b.getArrayAttr(launches));
+    }
+  }
+}
+
 } // namespace nncc

@@ -11,6 +11,8 @@
 #ifndef NNCC_LIB_TARGET_KERNELBUFFERS_H
 #define NNCC_LIB_TARGET_KERNELBUFFERS_H
 
+#include "lib/Target/Plan.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -37,6 +39,15 @@ llvm::SmallVector<std::string> kernelNames(mlir::ModuleOp kernels);
 /// temporaries passed as extra trailing buffer arguments that the memory
 /// planner places in the arena.
 llvm::StringMap<llvm::SmallVector<int64_t>> kernelScratchBytes(mlir::ModuleOp kernels);
+
+/// Records what code generation decided about each kernel on the function
+/// of the same name in `execModule`, where the plan pipeline and the plan
+/// translation read it: `nncc.scratch_bytes`, the host `nncc.parallel_extent`
+/// and the `nncc.gpu_launches` ({name, grid, block} dictionaries).
+void recordKernelFacts(mlir::ModuleOp execModule,
+                       const llvm::StringMap<llvm::SmallVector<int64_t>> &scratchBytes,
+                       const llvm::StringMap<int64_t> &parallelExtents,
+                       const llvm::StringMap<llvm::SmallVector<GpuLaunch>> &gpuLaunches);
 
 /// Runs the passes `build` adds on `module` under MLIR's pass-manager
 /// command-line options; errors carry the diagnostics.

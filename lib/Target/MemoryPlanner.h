@@ -6,6 +6,13 @@
 
 namespace nncc {
 
+/// Arena buffers and weights start at multiples of this many bytes (a cache
+/// line, one AVX-512 vector).
+constexpr int64_t kArenaAlignment = 64;
+inline int64_t alignToArena(int64_t bytes) {
+  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+
 /// A buffer of the arena, live from step `begin` to step `end` (inclusive).
 struct LiveBuffer {
   int64_t bytes = 0;
@@ -24,7 +31,7 @@ struct ArenaLayout {
 /// Assigns every buffer an offset (aligned to `alignment`) so that buffers
 /// live at the same step never overlap: largest first, each into the
 /// best-fitting gap among the buffers it overlaps in time.
-ArenaLayout packBuffers(std::vector<LiveBuffer> &buffers, int64_t alignment = 64);
+ArenaLayout packBuffers(std::vector<LiveBuffer> &buffers, int64_t alignment = kArenaAlignment);
 
 } // namespace nncc
 

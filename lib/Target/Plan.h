@@ -95,24 +95,24 @@ struct ModulePlan {
   std::vector<std::string> cpuFeatures;
 };
 
-/// Builds the plan from an exec-level module: one step per launch, GEMM or
-/// output copy; every intermediate gets an arena offset from a greedy
-/// best-fit packing over the schedule's live ranges. `scratchBytes` lists the
-/// scratch buffers each kernel takes after its results (live only during
-/// its launch).
 struct PlanOptions {
   /// Share arena bytes between buffers whose lifetimes do not overlap (and
-  /// reorder steps to lower the peak); off gives every buffer its own bytes.
+  /// reorder steps to lower the peak); off gives every buffer its own bytes
+  /// (the plan pipeline's `reuse`).
   bool reuse = true;
   /// Let f32 GEMMs use TF32 tensor cores (`--precision=tf32`): GEMM steps
   /// carry allow_tf32 = 1.
   bool allowTf32 = false;
 };
 
-llvm::Expected<ModulePlan>
-buildPlan(mlir::ModuleOp execModule,
-          const llvm::StringMap<llvm::SmallVector<int64_t>> &scratchBytes = {},
-          const PlanOptions &options = {});
+/// Translates an exec module the plan pipeline annotated
+/// (buildPlanPipeline, lib/Target/PlanPasses.h) into the plan: one step per
+/// launch, GEMM call, accumulator copy and output copy, in op order, with
+/// the buffers, scratch offsets and arena sizes the IR records, the weights
+/// from its constants, and each kernel's host parallel extent and GPU
+/// launches from its attributes (recordKernelFacts). An entry the pipeline
+/// did not annotate is an error.
+llvm::Expected<ModulePlan> buildPlan(mlir::ModuleOp execModule, const PlanOptions &options = {});
 
 /// Writes the C source declaring the nncc_module struct of `plan` (the kernel
 /// entries are `nncc_<kernel>` symbols; the weight blob is the symbol

@@ -1,4 +1,4 @@
-// RUN: nncc-opt %s -nncc-annotate-buffers -split-input-file | FileCheck %s
+// RUN: nncc-opt %s -nncc-plan-buffers -split-input-file | FileCheck %s
 
 // Buffers whose lifetimes are disjoint share an offset; buffers live at the
 // same time never overlap; the entry's result is written in place.
@@ -6,16 +6,16 @@ func.func private @k(%a: tensor<256xf32>, %init: tensor<256xf32>) -> tensor<256x
   return %init : tensor<256xf32>
 }
 // CHECK-LABEL: func.func @chain
-// CHECK-SAME: arena_bytes = 2048
+// CHECK-SAME: nncc.arena_bytes = 2048
 func.func @chain(%x: tensor<256xf32>) -> tensor<256xf32> {
-  // CHECK: exec.launch @k({{.*}}buffers = ["input0", "arena+0"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<0>]
   %0 = exec.launch @k(%x) {nodes = "a"} : (tensor<256xf32>) -> tensor<256xf32>
-  // CHECK: exec.launch @k({{.*}}buffers = ["arena+0", "arena+1024"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<1024>]
   %1 = exec.launch @k(%0) {nodes = "b"} : (tensor<256xf32>) -> tensor<256xf32>
   // %0 is dead after b: c reuses its offset.
-  // CHECK: exec.launch @k({{.*}}buffers = ["arena+1024", "arena+0"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<0>]
   %2 = exec.launch @k(%1) {nodes = "c"} : (tensor<256xf32>) -> tensor<256xf32>
-  // CHECK: exec.launch @k({{.*}}buffers = ["arena+0", "output0"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.output<0>]
   %3 = exec.launch @k(%2) {nodes = "d"} : (tensor<256xf32>) -> tensor<256xf32>
   return %3 : tensor<256xf32>
 }
@@ -30,16 +30,15 @@ func.func private @add(%a: tensor<256xf32>, %b: tensor<256xf32>, %init: tensor<2
   return %init : tensor<256xf32>
 }
 // CHECK-LABEL: func.func @residual
-// CHECK-SAME: arena_bytes = 3072
+// CHECK-SAME: nncc.arena_bytes = 3072
 func.func @residual(%x: tensor<256xf32>) -> tensor<256xf32> {
-  // CHECK: exec.launch @k({{.*}}buffers = ["input0", "arena+[[A:[0-9]+]]"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<0>]
   %0 = exec.launch @k(%x) {nodes = "a"} : (tensor<256xf32>) -> tensor<256xf32>
-  // CHECK: exec.launch @k({{.*}}buffers = ["arena+[[A]]", "arena+[[B:[0-9]+]]"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<1024>]
   %1 = exec.launch @k(%0) {nodes = "b"} : (tensor<256xf32>) -> tensor<256xf32>
-  // CHECK-NOT: "arena+[[A]]", "arena+[[B]]", "arena+[[A]]"
-  // CHECK: exec.launch @k({{.*}}buffers = ["arena+[[B]]", "arena+[[C:[0-9]+]]"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<2048>]
   %2 = exec.launch @k(%1) {nodes = "c"} : (tensor<256xf32>) -> tensor<256xf32>
-  // CHECK: exec.launch @add({{.*}}buffers = ["arena+[[A]]", "arena+[[C]]", "output0"]
+  // CHECK: exec.launch @add({{.*}}nncc.buffers = [#exec.output<0>]
   %3 = exec.launch @add(%0, %2) {nodes = "d"} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
   return %3 : tensor<256xf32>
 }
@@ -55,19 +54,19 @@ func.func private @add(%a: tensor<256xf32>, %b: tensor<256xf32>, %init: tensor<2
   return %init : tensor<256xf32>
 }
 // CHECK-LABEL: func.func @inplace
-// CHECK-SAME: arena_bytes = 3072
+// CHECK-SAME: nncc.arena_bytes = 3072
 func.func @inplace(%x: tensor<256xf32>) -> tensor<256xf32> {
-  // CHECK: exec.launch @k({{.*}}buffers = ["input0", "arena+[[A:[0-9]+]]"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<[[A:[0-9]+]]>]
   %0 = exec.launch @k(%x) {nodes = "a"} : (tensor<256xf32>) -> tensor<256xf32>
-  // CHECK: exec.launch @k({{.*}}buffers = ["arena+[[A]]", "arena+[[B:[0-9]+]]"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<[[B:[0-9]+]]>]
   %1 = exec.launch @k(%0) {nodes = "b"} : (tensor<256xf32>) -> tensor<256xf32>
   // %1 dies here and is in place: the result takes its buffer.
-  // CHECK: exec.launch @add({{.*}}buffers = ["arena+[[A]]", "arena+[[B]]", "arena+[[B]]"]
+  // CHECK: exec.launch @add({{.*}}nncc.buffers = [#exec.arena<[[B]]>]
   %2 = exec.launch @add(%0, %1) {nodes = "c", inplace_operands = array<i64: 1>} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
   // %0 is still read below, so it cannot be overwritten here even if listed.
-  // CHECK: exec.launch @add({{.*}}buffers = ["arena+[[A]]", "arena+[[B]]", "arena+[[C:[0-9]+]]"]
+  // CHECK: exec.launch @add({{.*}}nncc.buffers = [#exec.arena<[[C:[0-9]+]]>]
   %3 = exec.launch @add(%0, %2) {nodes = "d", inplace_operands = array<i64: 0>} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
-  // CHECK: exec.launch @add({{.*}}buffers = ["arena+[[A]]", "arena+[[C]]", "output0"]
+  // CHECK: exec.launch @add({{.*}}nncc.buffers = [#exec.output<0>]
   %4 = exec.launch @add(%0, %3) {nodes = "e"} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
   return %4 : tensor<256xf32>
 }
@@ -83,10 +82,10 @@ func.func private @k2(%a: tensor<16x16xf32>, %init: tensor<16x16xf32>) -> tensor
 }
 // CHECK-LABEL: func.func @view
 func.func @view(%x: tensor<256xf32>) -> tensor<16x16xf32> {
-  // CHECK: exec.launch @k({{.*}}buffers = ["input0", "arena+[[A:[0-9]+]]"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<[[A:[0-9]+]]>]
   %0 = exec.launch @k(%x) {nodes = "a"} : (tensor<256xf32>) -> tensor<256xf32>
   %1 = exec.view %0 : tensor<256xf32> -> tensor<16x16xf32>
-  // CHECK: exec.launch @k2({{.*}}buffers = ["arena+[[A]]", "output0"]
+  // CHECK: exec.launch @k2({{.*}}nncc.buffers = [#exec.output<0>]
   %2 = exec.launch @k2(%1) {nodes = "b"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %2 : tensor<16x16xf32>
 }
@@ -103,33 +102,32 @@ func.func private @k2(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>, %init: tenso
   return %init : tensor<16x16xf32>
 }
 // CHECK-LABEL: func.func @accumulator_dies
-// CHECK-SAME: arena_bytes = 1024
+// CHECK-SAME: nncc.arena_bytes = 1024
 func.func @accumulator_dies(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  // CHECK: exec.launch @k({{.*}}buffers = ["input0", "arena+0"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<0>]
   %0 = exec.launch @k(%x) {nodes = "r"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
-  // CHECK: exec.gemm {{.*}}buffers = ["input0", "input1", "arena+0"]
+  // CHECK: exec.gemm {{.*}}nncc.buffers = [#exec.arena<0>]
   %1 = exec.gemm %x, %w acc %0 {alpha = 1.0 : f64, beta = 1.0 : f64, nodes = "g", trans_a = false, trans_b = false} : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
-  // CHECK: exec.launch @k({{.*}}buffers = ["arena+0", "output0"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.output<0>]
   %2 = exec.launch @k(%1) {nodes = "o"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %2 : tensor<16x16xf32>
 }
 // CHECK-LABEL: func.func @accumulator_read_later
 func.func @accumulator_read_later(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  // CHECK: exec.launch @k({{.*}}buffers = ["input0", "arena+[[R:[0-9]+]]"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<0>]
   %0 = exec.launch @k(%x) {nodes = "r"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
-  // CHECK: exec.gemm {{.*}}buffers = ["input0", "input1", "arena+[[G:[0-9]+]]"]
-  // CHECK-NOT: arena+[[R]]"]
+  // CHECK: exec.gemm {{.*}}nncc.buffers = [#exec.arena<1024>]
   %1 = exec.gemm %x, %w acc %0 {alpha = 1.0 : f64, beta = 1.0 : f64, nodes = "g", trans_a = false, trans_b = false} : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
-  // CHECK: exec.launch @k2({{.*}}buffers = ["arena+[[G]]", "arena+[[R]]", "output0"]
+  // CHECK: exec.launch @k2({{.*}}nncc.buffers = [#exec.output<0>]
   %2 = exec.launch @k2(%1, %0) {nodes = "o"} : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
   return %2 : tensor<16x16xf32>
 }
 // CHECK-LABEL: func.func @accumulator_also_a
-// CHECK-SAME: arena_bytes = 2048
+// CHECK-SAME: nncc.arena_bytes = 2048
 func.func @accumulator_also_a(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
   %0 = exec.launch @k(%x) {nodes = "r"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
-  // CHECK: exec.gemm {{.*}}buffers = ["arena+[[A:[0-9]+]]", "input1", "arena+{{[0-9]+}}"]
-  // CHECK-NOT: "arena+[[A]]"]
+  // CHECK: exec.launch @k({{.*}}nncc.buffers = [#exec.arena<0>]
+  // CHECK: exec.gemm {{.*}}nncc.buffers = [#exec.arena<1024>]
   %1 = exec.gemm %0, %w acc %0 {alpha = 1.0 : f64, beta = 1.0 : f64, nodes = "g", trans_a = false, trans_b = false} : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
   %2 = exec.launch @k(%1) {nodes = "o"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
   return %2 : tensor<16x16xf32>

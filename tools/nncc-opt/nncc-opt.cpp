@@ -3,7 +3,7 @@
 #include "dialects/Exec/ExecOps.h"
 #include "lib/Conversion/NNToExec/Passes.h"
 #include "lib/Target/Passes.h"
-#include "lib/Target/PlanPass.h"
+#include "lib/Target/PlanPasses.h"
 #include "passes/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"

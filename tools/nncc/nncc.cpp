@@ -2,7 +2,7 @@
 #include "lib/Driver/Driver.h"
 #include "lib/Conversion/NNToExec/Passes.h"
 #include "lib/Target/Passes.h"
-#include "lib/Target/PlanPass.h"
+#include "lib/Target/PlanPasses.h"
 #include "passes/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
