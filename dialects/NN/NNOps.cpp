@@ -71,9 +71,12 @@ LogicalResult verifyWindow(Operation *op, int64_t spatialRank,
   return success();
 }
 
+/// nn ops take axes normalized to [0, rank): the importer resolves ONNX's
+/// negative axes, and the kernel builders index shapes with the axis.
 LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
-  if (!normalizeAxis(axis, rank))
-    return op->emitOpError("axis ") << axis << " is out of range for rank " << rank;
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError("axis ") << axis << " is out of range for rank " << rank
+                                   << "; nn ops take axes in [0, rank)";
   return success();
 }
 

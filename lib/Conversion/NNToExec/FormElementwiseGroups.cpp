@@ -113,17 +113,24 @@ LogicalResult formElementwiseGroups(func::FuncOp func, SymbolTable &symbols) {
       continue;
     auto shape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
     std::optional<size_t> chosen;
+    const char *whyNot = nullptr;
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
       if (!def || !groupOf.count(def))
         continue;
       size_t g = groupOf[def];
       auto groupShape = cast<RankedTensorType>(groups[g].front()->getResult(0).getType()).getShape();
-      if (groupShape == shape && canJoin(groups[g], op)) {
+      if (groupShape != shape) {
+        whyNot = "its producer's group has another result shape";
+      } else if (!canJoin(groups[g], op)) {
+        whyNot = "an op outside the group reads the group's values before it";
+      } else {
         chosen = g;
         break;
       }
     }
+    if (whyNot && !chosen)
+      remark::missed(op->getLoc(), fusionRemark("elementwise-group", func)) << remark::reason("{0}", whyNot);
     if (!chosen) {
       chosen = groups.size();
       groups.emplace_back();
@@ -131,9 +138,14 @@ LogicalResult formElementwiseGroups(func::FuncOp func, SymbolTable &symbols) {
     groups[*chosen].push_back(op);
     groupOf[op] = *chosen;
   }
-  for (auto &group : groups)
-    if (group.size() > 1 && failed(outlineGroup(group, symbols)))
+  for (auto &group : groups) {
+    if (group.size() < 2)
+      continue;
+    remark::passed(group.back()->getLoc(), fusionRemark("elementwise-group", func))
+        << remark::reason("{0} ops in one kernel", group.size());
+    if (failed(outlineGroup(group, symbols)))
       return failure();
+  }
   return success();
 }
 

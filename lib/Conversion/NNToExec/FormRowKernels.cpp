@@ -98,6 +98,9 @@ LogicalResult formRowKernels(func::FuncOp func, SymbolTable &symbols) {
         });
     if (failed(launch))
       return failure();
+    remark::passed(root->getLoc(), fusionRemark("row-kernel", func))
+        << remark::reason("{0} producer(s) recomputed in the row loop, {1} consumer(s) written by it{2}",
+                          producers.size(), consumers.size(), secondOutput ? ", a second f16/bf16 result" : "");
     last->getResult(0).replaceAllUsesWith(launch->getResult(0));
     if (secondOutput) {
       secondOutput.getResult().replaceAllUsesWith(launch->getResult(1));

@@ -34,6 +34,9 @@ void fuseGemmEpilogues(func::FuncOp func) {
     if (isa<nn::MatMulOp, nn::GemmOp>(op))
       products.push_back(op);
   });
+  auto missed = [&](Operation *op, llvm::StringRef why) {
+    remark::missed(op->getLoc(), fusionRemark("gemm-epilogue", func)) << remark::reason("{0}", why.str());
+  };
   for (Operation *op : products) {
     auto out = cast<RankedTensorType>(op->getResult(0).getType());
     Value a, b, bias;
@@ -41,22 +44,30 @@ void fuseGemmEpilogues(func::FuncOp func) {
     double alpha = 1;
     SmallVector<Operation *> chain{op};
     if (auto mm = dyn_cast<nn::MatMulOp>(op)) {
-      if (!isLibraryMatMul(mm) || !mm->hasOneUse())
+      if (!isLibraryMatMul(mm)) {
+        missed(op, "not an f32 MatMul the GEMM library runs");
         continue;
-      auto add = dyn_cast<nn::AddOp>(*mm->getUsers().begin());
-      if (!add || add.getType() != out)
+      }
+      auto add = mm->hasOneUse() ? dyn_cast<nn::AddOp>(*mm->getUsers().begin()) : nn::AddOp();
+      if (!add || add.getType() != out) {
+        missed(op, "its only reader is not an add of its shape");
         continue;
+      }
       bias = add.getLhs() == mm.getResult() ? add.getRhs() : add.getLhs();
-      if (bias == mm.getResult() || !isColumnVector(bias, out))
+      if (bias == mm.getResult() || !isColumnVector(bias, out)) {
+        missed(op, "the add's other operand is not a vector of the GEMM's columns");
         continue;
+      }
       a = mm.getLhs();
       b = mm.getRhs();
       chain.push_back(add);
     } else {
       auto g = cast<nn::GemmOp>(op);
       if (!g.getC() || !isF32(g.getA()) || !isF32(g.getB()) || g.getBeta().convertToDouble() != 1.0 ||
-          !out.hasStaticShape() || out.getNumElements() == 0 || !isColumnVector(g.getC(), out))
+          !out.hasStaticShape() || out.getNumElements() == 0 || !isColumnVector(g.getC(), out)) {
+        missed(op, "not an f32 Gemm whose C is a vector of its columns with beta 1");
         continue;
+      }
       a = g.getA();
       b = g.getB();
       bias = g.getC();
@@ -80,6 +91,8 @@ void fuseGemmEpilogues(func::FuncOp func) {
     OpBuilder builder(chain.back());
     auto gemm = exec::GemmOp::create(builder, loc, out, a, b, Value(), bias, transA, transB, APFloat(alpha),
                                      APFloat(0.0), nodeNames(loc), activation);
+    remark::passed(loc, fusionRemark("gemm-epilogue", func))
+        << remark::reason("bias{0} on the GEMM call", activation == "none" ? "" : " and " + activation.str());
     chain.back()->getResult(0).replaceAllUsesWith(gemm.getResult());
     for (Operation *c : llvm::reverse(chain))
       c->erase();

@@ -1,4 +1,9 @@
 // RUN: nncc-opt %s -split-input-file -nncc-form-elementwise-groups | FileCheck %s
+// RUN: nncc-opt %s -split-input-file -nncc-form-elementwise-groups --remarks-filter=nncc-fusion 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=REMARK
+// REMARK-DAG: loc("add"): [Missed] elementwise-group | Category:nncc-fusion | Function=chain | Reason="its producer's group has another result shape"
+// REMARK-DAG: loc("exp"): [Passed] elementwise-group | Category:nncc-fusion | Function=chain | Reason="2 ops in one kernel"
+// REMARK-DAG: loc("tanh"): [Passed] elementwise-group | Category:nncc-fusion | Function=chain | Reason="3 ops in one kernel"
 
 // Chains of one shape share a kernel: the [4] chain (neg, exp) and the
 // [2, 4] group (add, mul, tanh), which also writes the mul result the

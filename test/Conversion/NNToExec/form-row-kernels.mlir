@@ -1,4 +1,8 @@
 // RUN: nncc-opt %s -split-input-file -nncc-form-row-kernels | FileCheck %s
+// RUN: nncc-opt %s -split-input-file -nncc-form-row-kernels --remarks-filter=nncc-fusion 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=REMARK
+// REMARK-DAG: loc(fused["residual", "ln"]): [Passed] row-kernel | Category:nncc-fusion | Function=layer_norm | Reason="1 producer(s) recomputed in the row loop, 0 consumer(s) written by it"
+// REMARK-DAG: loc("sum"): [Passed] row-kernel | Category:nncc-fusion | Function=shared | Reason="0 producer(s) recomputed in the row loop, 0 consumer(s) written by it"
 
 // A layer norm takes in the residual add only it reads: one kernel, one
 // parallel loop over the rows, named after both nodes.

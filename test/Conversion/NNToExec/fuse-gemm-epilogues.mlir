@@ -1,4 +1,10 @@
 // RUN: nncc-opt %s -split-input-file -nncc-fuse-gemm-epilogues | FileCheck %s
+// Each decision is explained by a remark of category nncc-fusion.
+// RUN: nncc-opt %s -split-input-file -nncc-fuse-gemm-epilogues --remarks-filter=nncc-fusion 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=REMARK
+// REMARK-DAG: [Passed] gemm-epilogue | Category:nncc-fusion | Function=matmul_bias_relu | Reason="bias and relu on the GEMM call"
+// REMARK-DAG: [Passed] gemm-epilogue | Category:nncc-fusion | Function=gemm_c | Reason="bias on the GEMM call"
+// REMARK-DAG: [Missed] gemm-epilogue | Category:nncc-fusion | Function=matrix_add | Reason="the add's other operand is not a vector of the GEMM's columns"
 
 // MatMul + bias vector + ReLU: one GEMM call carrying bias and activation,
 // named after all three nodes.

@@ -645,7 +645,7 @@ func.func @concat_sizes(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<2x8x
 
 func.func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) -> tensor<2x6xf32> {
   // expected-error @+1 {{input dim 0 differs from the result's}}
-  %0 = nn.concat %a, %b {axis = -1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
+  %0 = nn.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
   return %0 : tensor<2x6xf32>
 }
 
@@ -944,4 +944,22 @@ func.func @resize_crop_roi(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{tf_crop_and_resize needs two roi entries per axis}}
   %0 = nn.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", cubic_coeff_a = -0.75 : f64, exclude_outside = false, extrapolation_value = 0.0 : f64, mode = "linear", nearest_mode = "floor", roi = array<f64>, scales = array<f64: 1.0, 1.0, 2.0, 2.0>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
   return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Axes are normalized: a negative one (valid in ONNX) is resolved by the
+// importer, never seen by the kernel builders.
+func.func @softmax_axis_negative(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{axis -1 is out of range for rank 2; nn ops take axes in [0, rank)}}
+  %0 = nn.softmax %x {axis = -1 : i64} : tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @layer_norm_axis_negative(%x: tensor<2x8xf32>, %s: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{axis -1 is out of range for rank 2; nn ops take axes in [0, rank)}}
+  %0 = nn.layer_norm %x, %s {axis = -1 : i64, epsilon = 1.0e-05 : f64} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
 }

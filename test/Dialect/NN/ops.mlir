@@ -156,21 +156,21 @@ func.func @conv(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %bias: tensor<
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.max_pool %{{[a-z0-9_]+}} {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.average_pool %{{[a-z0-9_]+}} {ceil_mode = true, count_include_pad = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.batch_norm %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
-// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.layer_norm %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {axis = -1 : i64, epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x4x8x8xf32>
+// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.layer_norm %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {axis = 3 : i64, epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x4x8x8xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.layer_norm %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {axis = 3 : i64, epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<8xf32>) -> tensor<1x4x8x8xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.instance_norm %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.softmax %{{[a-z0-9_]+}} {axis = 1 : i64} : tensor<1x4x8x8xf32>
-// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.log_softmax %{{[a-z0-9_]+}} {axis = -1 : i64} : tensor<1x4x8x8xf32>
+// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.log_softmax %{{[a-z0-9_]+}} {axis = 3 : i64} : tensor<1x4x8x8xf32>
 // CHECK-NEXT: return
 func.func @pool_norm(%x: tensor<1x4x8x8xf32>, %ch: tensor<4xf32>, %ln: tensor<8xf32>) {
   %0 = nn.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
   %1 = nn.average_pool %x {ceil_mode = true, count_include_pad = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   %2 = nn.batch_norm %x, %ch, %ch, %ch, %ch {epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
-  %3 = nn.layer_norm %x, %ln, %ln {axis = -1 : i64, epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x4x8x8xf32>
+  %3 = nn.layer_norm %x, %ln, %ln {axis = 3 : i64, epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x4x8x8xf32>
   %4 = nn.layer_norm %x, %ln {axis = 3 : i64, epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<8xf32>) -> tensor<1x4x8x8xf32>
   %5 = nn.instance_norm %x, %ch, %ch {epsilon = 1.000000e-05 : f64} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   %6 = nn.softmax %x {axis = 1 : i64} : tensor<1x4x8x8xf32>
-  %7 = nn.log_softmax %x {axis = -1 : i64} : tensor<1x4x8x8xf32>
+  %7 = nn.log_softmax %x {axis = 3 : i64} : tensor<1x4x8x8xf32>
   return
 }
 
@@ -182,7 +182,7 @@ func.func @pool_norm(%x: tensor<1x4x8x8xf32>, %ch: tensor<4xf32>, %ln: tensor<8x
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.reduce_prod %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {keepdims = true} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.reduce_l2 %{{[a-z0-9_]+}} {axes = array<i64: 2>, keepdims = true} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.arg_max %{{[a-z0-9_]+}} {axis = 1 : i64, keepdims = true, select_last_index = false} : (tensor<2x3x4xf32>) -> tensor<2x1x4xi64>
-// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.arg_min %{{[a-z0-9_]+}} {axis = -1 : i64, keepdims = false, select_last_index = true} : (tensor<2x3x4xf32>) -> tensor<2x3xi64>
+// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.arg_min %{{[a-z0-9_]+}} {axis = 2 : i64, keepdims = false, select_last_index = true} : (tensor<2x3x4xf32>) -> tensor<2x3xi64>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.cumsum %{{[a-z0-9_]+}} {axis = 1 : i64, exclusive = false, reverse = true} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.cumsum %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {exclusive = true, reverse = false} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<2x3x4xf32>
 // CHECK-NEXT: return
@@ -194,7 +194,7 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %axes: tensor<1xi64>) {
   %4 = nn.reduce_prod %x, %axes {keepdims = true} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?x?xf32>
   %5 = nn.reduce_l2 %x {axes = array<i64: 2>, keepdims = true} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
   %6 = nn.arg_max %x {axis = 1 : i64, keepdims = true, select_last_index = false} : (tensor<2x3x4xf32>) -> tensor<2x1x4xi64>
-  %7 = nn.arg_min %x {axis = -1 : i64, keepdims = false, select_last_index = true} : (tensor<2x3x4xf32>) -> tensor<2x3xi64>
+  %7 = nn.arg_min %x {axis = 2 : i64, keepdims = false, select_last_index = true} : (tensor<2x3x4xf32>) -> tensor<2x3xi64>
   %8 = nn.cumsum %x {axis = 1 : i64, exclusive = false, reverse = true} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %9 = nn.cumsum %x, %axes {exclusive = true, reverse = false} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<2x3x4xf32>
   return
@@ -202,11 +202,11 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %axes: tensor<1xi64>) {
 
 // CHECK-LABEL: func.func @top_k
 // CHECK-NEXT: %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = nn.top_k %{{[a-z0-9_]+}} {axis = 1 : i64, largest = true, sorted = true} : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
-// CHECK-NEXT: %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = nn.top_k %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {axis = -1 : i64, largest = false, sorted = false} : (tensor<2x8xf32>, tensor<1xi64>) -> (tensor<2x?xf32>, tensor<2x?xi64>)
+// CHECK-NEXT: %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = nn.top_k %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {axis = 1 : i64, largest = false, sorted = false} : (tensor<2x8xf32>, tensor<1xi64>) -> (tensor<2x?xf32>, tensor<2x?xi64>)
 // CHECK-NEXT: return
 func.func @top_k(%x: tensor<2x8xf32>, %k: tensor<1xi64>) {
   %0:2 = nn.top_k %x {axis = 1 : i64, largest = true, sorted = true} : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
-  %1:2 = nn.top_k %x, %k {axis = -1 : i64, largest = false, sorted = false} : (tensor<2x8xf32>, tensor<1xi64>) -> (tensor<2x?xf32>, tensor<2x?xi64>)
+  %1:2 = nn.top_k %x, %k {axis = 1 : i64, largest = false, sorted = false} : (tensor<2x8xf32>, tensor<1xi64>) -> (tensor<2x?xf32>, tensor<2x?xi64>)
   return
 }
 
@@ -222,7 +222,7 @@ func.func @top_k(%x: tensor<2x8xf32>, %k: tensor<1xi64>) {
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.unsqueeze %{{[a-z0-9_]+}} : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.unsqueeze %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?x?x?xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}}:2 = nn.split %{{[a-z0-9_]+}} {axis = 1 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x1x4xf32>, tensor<2x2x4xf32>)
-// CHECK-NEXT: %{{[a-z0-9_]+}}:2 = nn.split %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {axis = -1 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> (tensor<2x3x?xf32>, tensor<2x3x?xf32>)
+// CHECK-NEXT: %{{[a-z0-9_]+}}:2 = nn.split %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> (tensor<2x3x?xf32>, tensor<2x3x?xf32>)
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.constant_of_shape  {value = dense<5.000000e-01> : tensor<1xf32>} : () -> tensor<2x3xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.constant_of_shape %{{[a-z0-9_]+}} {value = dense<7> : tensor<1xi64>} : (tensor<2xi64>) -> tensor<?x?xi64>
 // CHECK-NEXT: return
@@ -238,7 +238,7 @@ func.func @shaped_by_result(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>, %r: tensor
   %8 = nn.unsqueeze %x : (tensor<2x3x4xf32>) -> tensor<1x2x3x4xf32>
   %9 = nn.unsqueeze %x, %a : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<?x?x?x?xf32>
   %10:2 = nn.split %x {axis = 1 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x1x4xf32>, tensor<2x2x4xf32>)
-  %11:2 = nn.split %x, %s {axis = -1 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> (tensor<2x3x?xf32>, tensor<2x3x?xf32>)
+  %11:2 = nn.split %x, %s {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> (tensor<2x3x?xf32>, tensor<2x3x?xf32>)
   %12 = nn.constant_of_shape {value = dense<0.5> : tensor<1xf32>} : () -> tensor<2x3xf32>
   %13 = nn.constant_of_shape %s {value = dense<7> : tensor<1xi64>} : (tensor<2xi64>) -> tensor<?x?xi64>
   return
@@ -246,7 +246,7 @@ func.func @shaped_by_result(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>, %r: tensor
 
 // CHECK-LABEL: func.func @movement
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.transpose %{{[a-z0-9_]+}} {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
-// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.concat %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {axis = -1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+// CHECK-NEXT: %{{[a-z0-9_]+}} = nn.concat %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.slice %{{[a-z0-9_]+}} {ends = array<i64: 2, 3, -1>, starts = array<i64: 0, 1, 3>, steps = array<i64: 1, 1, -2>} : (tensor<2x3x4xf32>) -> tensor<2x2x2xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.slice %{{[a-z0-9_]+}} starts %{{[a-z0-9_]+}} ends %{{[a-z0-9_]+}} axes %{{[a-z0-9_]+}} steps %{{[a-z0-9_]+}} : (tensor<2x3x4xf32>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>) -> tensor<?x?x?xf32>
 // CHECK-NEXT: %{{[a-z0-9_]+}} = nn.slice %{{[a-z0-9_]+}} starts %{{[a-z0-9_]+}} ends %{{[a-z0-9_]+}} : (tensor<2x3x4xf32>, tensor<3xi64>, tensor<3xi64>) -> tensor<?x?x?xf32>
@@ -259,7 +259,7 @@ func.func @shaped_by_result(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>, %r: tensor
 // CHECK-NEXT: return
 func.func @movement(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>, %j: tensor<2x3x2xi32>, %s: tensor<3xi64>, %p: tensor<6xi64>, %v: tensor<f32>) {
   %0 = nn.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
-  %1 = nn.concat %x, %x {axis = -1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+  %1 = nn.concat %x, %x {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
   %2 = nn.slice %x {ends = array<i64: 2, 3, -1>, starts = array<i64: 0, 1, 3>, steps = array<i64: 1, 1, -2>} : (tensor<2x3x4xf32>) -> tensor<2x2x2xf32>
   %3 = nn.slice %x starts %s ends %s axes %s steps %s : (tensor<2x3x4xf32>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64>) -> tensor<?x?x?xf32>
   %4 = nn.slice %x starts %s ends %s : (tensor<2x3x4xf32>, tensor<3xi64>, tensor<3xi64>) -> tensor<?x?x?xf32>
