@@ -3,6 +3,7 @@
 
 #include "dialects/NN/NNDialect.h"
 
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Pass/Pass.h"
 
 namespace nncc {

@@ -69,4 +69,23 @@ def InsertIndexChecksPass : Pass<"nncc-insert-index-checks", "mlir::ModuleOp"> {
   let dependentDialects = ["nncc::nn::NNDialect", "mlir::func::FuncDialect"];
 }
 
+def MakeWeightsMutablePass : Pass<"nncc-make-weights-mutable", "mlir::ModuleOp"> {
+  let summary = "Weights whose names match become module state a session may update";
+  let description = [{
+    Every floating-point `nn.constant` of an entry whose name (the ONNX
+    initializer) fully matches the regular expression `names` becomes an
+    `ml_program.global private mutable` starting from the constant's value,
+    read with `ml_program.global_load`: the runtime keeps it per session on
+    its device (NNCC_BUFFER_STATE), where the C and C++ APIs read and write
+    it and, later, `train_step` updates it. Constants of one name share one
+    global. Kernels then read the weight from memory instead of folding it
+    (a convolution keeps its bias out of its GEMM call).
+  }];
+  let options = [
+    Option<"names", "names", "std::string", /*default=*/"\".*\"",
+           "regular expression over weight (initializer) names">,
+  ];
+  let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
+}
+
 #endif // NNCC_PASSES

@@ -39,7 +39,8 @@ struct SessionConfig {
 class DeviceSession {
 public:
   virtual ~DeviceSession() = default;
-  /// Bytes of device memory held (the arena); constant after creation.
+  /// Bytes of device memory held (the arena and the module state); constant
+  /// after creation.
   virtual int64_t allocatedBytes() const = 0;
   virtual int threads() const = 0;
   /// Runs entry `entry`. inputs[i]/outputs[i] point to the i-th input/output
@@ -48,6 +49,10 @@ public:
   /// one the step loop must not pay for profiling.
   virtual Status run(int32_t entry, const void *const *inputs, void *const *outputs,
                      Profiler *profiler) = 0;
+  /// Copies module state `i` (nncc_state.bytes) to `dst` / from `src`, host
+  /// memory, between runs.
+  virtual Status readState(int32_t i, void *dst) = 0;
+  virtual Status writeState(int32_t i, const void *src) = 0;
 };
 
 /// The error of a run after which check flags are set (flags[c] is the int32

@@ -75,6 +75,22 @@ std::string Module::entryNames() const {
   return s.empty() ? "none" : s;
 }
 
+int32_t Module::findState(const char *name) const {
+  if (!name)
+    return -1;
+  for (int32_t i = 0; i < abi_->num_states; ++i)
+    if (std::strcmp(abi_->states[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+std::string Module::stateNames() const {
+  std::string s;
+  for (int32_t i = 0; i < abi_->num_states; ++i)
+    s += (i ? ", '" : "'") + std::string(abi_->states[i].name) + "'";
+  return s.empty() ? "none" : s;
+}
+
 Status Module::load(const char *path, Module **out) {
   if (!path || !out)
     return error(NNCC_ERROR_INVALID_ARGUMENT, "nncc_module_load: path and out must not be NULL");

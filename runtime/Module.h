@@ -49,6 +49,10 @@ public:
   const nncc_entry &entry(int32_t i) const { return abi_->entries[i]; }
   /// Index of the entry called `name`, or -1.
   int32_t findEntry(const char *name) const;
+  /// Index of the module state called `name`, or -1.
+  int32_t findState(const char *name) const;
+  /// "'a', 'b'" (or "none"), for messages.
+  std::string stateNames() const;
   /// "'forward', 'train_step'" for error messages.
   std::string entryNames() const;
   /// Largest arena_bytes over all entries (a session's one arena).

@@ -197,6 +197,25 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
                             static_cast<long long>(m.weights_bytes)));
   }
 
+  if (!validCount(m.num_states, m.states))
+    return invalid("invalid state table");
+  std::set<std::string> stateNames;
+  for (int32_t i = 0; i < m.num_states; ++i) {
+    const nncc_state &st = m.states[i];
+    nncc_tensor_desc desc{st.name, st.dtype, st.rank, st.dims};
+    int64_t bytes = 0;
+    NNCC_RETURN_IF_ERROR(verifyDesc("state", desc, &bytes));
+    if (!stateNames.insert(st.name).second)
+      return invalid(format("state '%s' appears twice", st.name));
+    if (st.bytes != bytes)
+      return invalid(format("state '%s' has %lld bytes, its shape %lld", st.name,
+                            static_cast<long long>(st.bytes), static_cast<long long>(bytes)));
+    if (st.init_weight < -1 || st.init_weight >= m.num_weights ||
+        (st.init_weight >= 0 && m.weights[st.init_weight].bytes != st.bytes))
+      return invalid(format("state '%s' starts from weight %d, which is no weight of its size",
+                            st.name, st.init_weight));
+  }
+
   // The runtime does not know a kernel's arity: every step calling a kernel
   // must pass the same number of args (a kernel reads exactly that many).
   std::vector<int32_t> kernelArgs(static_cast<size_t>(m.num_kernels), -1);
@@ -270,8 +289,11 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
           size = m.weights[r.index].bytes;
           break;
         case NNCC_BUFFER_STATE:
-          return error(NNCC_ERROR_UNSUPPORTED,
-                       wa + "module state buffers are not supported by this runtime");
+          if (r.index < 0 || r.index >= m.num_states)
+            return invalid(wa + format("state index %d out of range (module has %d states)",
+                                       r.index, m.num_states));
+          size = m.states[r.index].bytes;
+          break;
         default:
           return invalid(wa + "unknown buffer kind " + std::to_string(r.kind));
         }

@@ -11,7 +11,8 @@
 //   offset, bytes); whether the blob is embedded, weights_file,
 //   weights_bytes, weights_checksum; GPU images (count; arch, ptx,
 //   cubin_bytes, whether it has a cubin, the cubin's bytes); cpu_name,
-//   cpu_features.
+//   cpu_features; states (count; per state name, dtype, rank, dims, bytes,
+//   init_weight).
 //
 //===----------------------------------------------------------------------===//
 #include "PlanChecksum.h"
@@ -243,6 +244,24 @@ Status walkGpuImages(Walker &w, const nncc_module &m) {
   return Status::ok();
 }
 
+Status walkStates(Walker &w, const nncc_module &m) {
+  w.hash.integer(m.num_states);
+  NNCC_RETURN_IF_ERROR(w.table(m.states, m.num_states, [] { return std::string("states"); }));
+  for (int32_t i = 0; i < m.num_states; ++i) {
+    const nncc_state &st = m.states[i];
+    auto name = [&](const char *field) { return "states[" + std::to_string(i) + "]." + field; };
+    NNCC_RETURN_IF_ERROR(w.string(st.name, [&] { return name("name"); }));
+    w.hash.integer(st.dtype);
+    w.hash.integer(st.rank);
+    NNCC_RETURN_IF_ERROR(w.table(st.dims, st.rank, [&] { return name("dims"); }));
+    for (int32_t k = 0; k < st.rank; ++k)
+      w.hash.integer(st.dims[k]);
+    w.hash.integer(st.bytes);
+    w.hash.integer(st.init_weight);
+  }
+  return Status::ok();
+}
+
 /// What dl_iterate_phdr looks for: the object at `base` named `name`, or the
 /// one with a segment containing `address`.
 struct Search {
@@ -354,6 +373,7 @@ Status planChecksum(const nncc_module &m, const ModuleMemory &memory, uint64_t *
   NNCC_RETURN_IF_ERROR(walkGpuImages(w, m));
   NNCC_RETURN_IF_ERROR(w.string(m.cpu_name, [] { return std::string("cpu_name"); }));
   NNCC_RETURN_IF_ERROR(w.string(m.cpu_features, [] { return std::string("cpu_features"); }));
+  NNCC_RETURN_IF_ERROR(walkStates(w, m));
   *out = w.hash.value();
   return Status::ok();
 }

@@ -173,6 +173,26 @@ nncc_status nncc_module_find_entry(const nncc_module_handle *module, const char 
   });
 }
 
+int32_t nncc_module_num_states(const nncc_module_handle *module) {
+  return module ? unwrap(module)->abi().num_states : 0;
+}
+
+nncc_status nncc_module_state_info(const nncc_module_handle *module, int32_t index,
+                                   nncc_tensor_desc *out) {
+  return guarded([&]() -> Status {
+    if (!module || !out)
+      return nullArgument("nncc_module_state_info");
+    const nncc_module &m = unwrap(module)->abi();
+    if (index < 0 || index >= m.num_states)
+      return Status(NNCC_ERROR_INVALID_ARGUMENT,
+                    nncc::rt::format("state index %d out of range (the module has %d states)", index,
+                           m.num_states));
+    const nncc_state &st = m.states[index];
+    *out = nncc_tensor_desc{st.name, st.dtype, st.rank, st.dims};
+    return Status::ok();
+  });
+}
+
 int64_t nncc_module_weights_bytes(const nncc_module_handle *module) {
   return module ? unwrap(module)->weightsBytes() : 0;
 }
@@ -271,6 +291,24 @@ nncc_status nncc_session_run(nncc_session *session, const char *entry, const nnc
     if (!session)
       return nullArgument("nncc_session_run");
     return unwrap(session)->run(entry, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+nncc_status nncc_session_read_state(nncc_session *session, const char *name, void *data,
+                                    int64_t bytes) {
+  return guarded([&]() -> Status {
+    if (!session || !name)
+      return nullArgument("nncc_session_read_state");
+    return unwrap(session)->readState(name, data, bytes);
+  });
+}
+
+nncc_status nncc_session_write_state(nncc_session *session, const char *name, const void *data,
+                                     int64_t bytes) {
+  return guarded([&]() -> Status {
+    if (!session || !name)
+      return nullArgument("nncc_session_write_state");
+    return unwrap(session)->writeState(name, data, bytes);
   });
 }
 

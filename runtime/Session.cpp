@@ -159,6 +159,39 @@ Status Session::bind(const char *what, const nncc_entry &entry, int32_t count,
   return Status::ok();
 }
 
+Status Session::stateIndex(const char *name, int64_t bytes, int32_t *index) const {
+  int32_t i = module_->findState(name);
+  if (i < 0)
+    return error(NNCC_ERROR_NOT_FOUND, format("unknown state '%s' (the module has %s)",
+                                              name ? name : "(null)", module_->stateNames().c_str()));
+  const nncc_state &st = module_->abi().states[i];
+  if (bytes != st.bytes)
+    return error(NNCC_ERROR_INVALID_ARGUMENT,
+                 format("state '%s' is %s (%lld bytes), not %lld bytes", name,
+                        typeString(st.dtype, st.rank, st.dims).c_str(), (long long)st.bytes,
+                        (long long)bytes));
+  *index = i;
+  return Status::ok();
+}
+
+Status Session::readState(const char *name, void *data, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int32_t i = 0;
+  NNCC_RETURN_IF_ERROR(stateIndex(name, bytes, &i));
+  if (!data && bytes > 0)
+    return error(NNCC_ERROR_INVALID_ARGUMENT, format("state '%s': data is NULL", name));
+  return device_->readState(i, data).prefix(format("state '%s': ", name));
+}
+
+Status Session::writeState(const char *name, const void *data, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  int32_t i = 0;
+  NNCC_RETURN_IF_ERROR(stateIndex(name, bytes, &i));
+  if (!data && bytes > 0)
+    return error(NNCC_ERROR_INVALID_ARGUMENT, format("state '%s': data is NULL", name));
+  return device_->writeState(i, data).prefix(format("state '%s': ", name));
+}
+
 void Session::setProfiling(bool on) {
   std::lock_guard<std::mutex> lock(mutex_);
   profiler_->setEnabled(on);

@@ -31,6 +31,11 @@ public:
   Status run(const char *entry, const nncc_tensor *inputs, int32_t numInputs,
              nncc_tensor *outputs, int32_t numOutputs);
 
+  /// Copies the session's value of module state `name` to `data` (`bytes`
+  /// must be its size), or sets it from `data`; between runs.
+  Status readState(const char *name, void *data, int64_t bytes);
+  Status writeState(const char *name, const void *data, int64_t bytes);
+
   /// The session's profiler, or nullptr when it does not profile.
   const Profiler *profiler() const { return profiler_.get(); }
   /// Turns the profiler on or off between runs (it must exist).
@@ -41,6 +46,8 @@ public:
 
 private:
   Session() = default;
+  /// The index of state `name`, checking that `bytes` is its size.
+  Status stateIndex(const char *name, int64_t bytes, int32_t *index) const;
   Status bind(const char *what, const nncc_entry &entry, int32_t count,
               const nncc_tensor_desc *descs, const nncc_tensor *given, int32_t numGiven,
               int32_t *slotOf);

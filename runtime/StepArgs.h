@@ -39,19 +39,38 @@ template <typename Ptr> struct StepArgs {
   Ptr *of(int32_t s) { return ptrs.data() + first[s]; }
 };
 
+/// Where each module state lives in a session's one state block: offsets
+/// 64-byte aligned, in state order; `*total` the block's bytes.
+inline std::vector<int64_t> stateOffsets(const nncc_module &m, int64_t *total) {
+  std::vector<int64_t> offsets;
+  int64_t at = 0;
+  for (int32_t i = 0; i < m.num_states; ++i) {
+    offsets.push_back(at);
+    at += (m.states[i].bytes + 63) / 64 * 64;
+  }
+  *total = at;
+  return offsets;
+}
+
 /// Resolves the step arguments of `entry` of module `m`: `at(kind, offset)`
-/// is the address `offset` bytes into the arena (NNCC_BUFFER_ARENA) or into
-/// the weight blob (NNCC_BUFFER_WEIGHT, the weight's own offset included).
+/// is the address `offset` bytes into the arena (NNCC_BUFFER_ARENA), the
+/// weight blob (NNCC_BUFFER_WEIGHT, the weight's own offset included) or
+/// the session's state block (NNCC_BUFFER_STATE, the state's offset from
+/// stateOffsets included).
 template <typename Ptr, typename At>
 void resolveStepArgs(const nncc_module &m, const nncc_entry &entry, At at, StepArgs<Ptr> *out) {
+  int64_t stateBytes = 0;
+  const std::vector<int64_t> stateOffset = stateOffsets(m, &stateBytes);
   for (int32_t s = 0; s < entry.num_steps; ++s) {
     const nncc_step &st = entry.steps[s];
     out->first.push_back(out->ptrs.size());
     for (int32_t a = 0; a < st.num_args; ++a) {
       const nncc_buffer_ref &r = st.args[a];
-      int64_t offset = r.kind == NNCC_BUFFER_WEIGHT ? m.weights[r.index].offset + r.offset : r.offset;
+      int64_t offset = r.kind == NNCC_BUFFER_WEIGHT  ? m.weights[r.index].offset + r.offset
+                       : r.kind == NNCC_BUFFER_STATE ? stateOffset[r.index] + r.offset
+                                                     : r.offset;
       Ptr p{};
-      if (r.kind == NNCC_BUFFER_ARENA || r.kind == NNCC_BUFFER_WEIGHT)
+      if (r.kind == NNCC_BUFFER_ARENA || r.kind == NNCC_BUFFER_WEIGHT || r.kind == NNCC_BUFFER_STATE)
         p = at(r.kind, offset);
       else
         out->patches.push_back(ArgPatch{out->ptrs.size(), r.kind, r.index, r.offset});

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define NNCC_MODULE_MAGIC 0x4E4E4343u /* "NNCC" */
-#define NNCC_MODULE_ABI_VERSION 3u
+#define NNCC_MODULE_ABI_VERSION 4u
 #define NNCC_MODULE_SYMBOL "nncc_module_get"
 
 /** Element types, numbered like ONNX's TensorProto.DataType. */
@@ -72,7 +72,7 @@ typedef enum nncc_buffer_kind {
   NNCC_BUFFER_INPUT = 1,  /* index-th input of the entry (+ offset) */
   NNCC_BUFFER_OUTPUT = 2, /* index-th output of the entry (+ offset) */
   NNCC_BUFFER_WEIGHT = 3, /* index-th module weight (+ offset) */
-  NNCC_BUFFER_STATE = 4   /* reserved: module state that persists across runs (training) */
+  NNCC_BUFFER_STATE = 4   /* index-th module state (+ offset): lives on the session's device across runs */
 } nncc_buffer_kind;
 
 typedef struct nncc_buffer_ref {
@@ -205,6 +205,19 @@ typedef struct nncc_gpu_image {
   int64_t cubin_bytes;
 } nncc_gpu_image;
 
+/** Module state: a tensor each session keeps on its device across runs
+ * (weights a user may update, trained parameters, optimizer moments). Steps
+ * read and write it through NNCC_BUFFER_STATE refs. A session starts it as
+ * a copy of weight `init_weight` (bytes equal), or zero-filled when -1. */
+typedef struct nncc_state {
+  const char *name;
+  int32_t dtype; /* nncc_dtype */
+  int32_t rank;
+  const int64_t *dims; /* rank entries */
+  int64_t bytes;
+  int32_t init_weight; /* index into nncc_module.weights, or -1 */
+} nncc_state;
+
 /** A constant tensor (model weight) stored in the module's weight blob. */
 typedef struct nncc_weight {
   const char *name;
@@ -244,6 +257,9 @@ typedef struct nncc_module {
    * and lib/Target/Plan.cpp's planChecksum: checked at load, before any
    * count or index of the plan is trusted. */
   uint64_t plan_checksum;
+  /* The module's state (nncc_state); 0 and NULL when it has none. */
+  int32_t num_states;
+  const nncc_state *states;
 } nncc_module;
 
 /** The one symbol a model.so exports. */

@@ -183,6 +183,13 @@ NNCC_RUNTIME_API nncc_status nncc_module_find_entry(const nncc_module_handle *mo
                                                     int32_t *index);
 /** Bytes of the module's weight blob. */
 NNCC_RUNTIME_API int64_t nncc_module_weights_bytes(const nncc_module_handle *module);
+/** Module state: tensors each session keeps on its device across runs and
+ *  entries may update (weights compiled with `nncc --mutable-weights`,
+ *  training parameters). Count, and the name, dtype and shape of state
+ *  `index` (pointers into the module). */
+NNCC_RUNTIME_API int32_t nncc_module_num_states(const nncc_module_handle *module);
+NNCC_RUNTIME_API nncc_status nncc_module_state_info(const nncc_module_handle *module, int32_t index,
+                                                    nncc_tensor_desc *out);
 /** 1 when the module has code for every kernel step of every entry on devices
  *  of `kind` ("cpu": host code; "cuda": GPU launches and a GPU image), else 0.
  *  Says nothing about whether such a device is present (nncc_device_count). */
@@ -212,6 +219,15 @@ NNCC_RUNTIME_API int32_t nncc_session_threads(const nncc_session *session);
 NNCC_RUNTIME_API nncc_status nncc_session_run(nncc_session *session, const char *entry,
                                               const nncc_tensor *inputs, int32_t num_inputs,
                                               nncc_tensor *outputs, int32_t num_outputs);
+
+/** Copies the session's current value of state `name` into host memory
+ *  `data`, or sets it from `data`; `bytes` must be the state's size. A new
+ *  session starts from the state's initial value (the compiled weight). Not
+ *  during a run of the same session (calls take turns). */
+NNCC_RUNTIME_API nncc_status nncc_session_read_state(nncc_session *session, const char *name,
+                                                     void *data, int64_t bytes);
+NNCC_RUNTIME_API nncc_status nncc_session_write_state(nncc_session *session, const char *name,
+                                                      const void *data, int64_t bytes);
 
 /* --- profiling (options.profile or NNCC_PROFILE) --- */
 

@@ -163,6 +163,19 @@ public:
     return info(index);
   }
 
+  /// The module state: tensors each session keeps across runs and entries
+  /// may update (`nncc --mutable-weights`, training parameters).
+  std::vector<TensorInfo> states() const {
+    std::vector<TensorInfo> out;
+    for (int32_t i = 0; i < nncc_module_num_states(handle()); ++i) {
+      nncc_tensor_desc d;
+      detail::check(nncc_module_state_info(handle(), i, &d));
+      out.push_back(TensorInfo{d.name, static_cast<DType>(d.dtype),
+                               std::vector<int64_t>(d.dims, d.dims + d.rank)});
+    }
+    return out;
+  }
+
   /// Whether the module has code for devices of `kind` ("cpu", "cuda").
   bool runsOn(const std::string &kind) const {
     return nncc_module_runs_on(handle(), kind.c_str()) != 0;
@@ -404,6 +417,31 @@ public:
     TensorMap outputs;
     run(entry, inputs, outputs);
     return outputs;
+  }
+
+  /// The session's current value of module state `name`, copied into a new
+  /// host tensor.
+  Tensor state(const std::string &name) const {
+    for (const TensorInfo &info : module_.states())
+      if (info.name == name) {
+        Tensor t = Tensor::empty(info.dtype, info.dims);
+        detail::check(nncc_session_read_state(session_.get(), name.c_str(), t.data(),
+                                              static_cast<int64_t>(t.bytes())));
+        return t;
+      }
+    detail::check(nncc_session_read_state(session_.get(), name.c_str(), nullptr, 0)); // names them
+    return Tensor();
+  }
+
+  /// Sets module state `name` to a host tensor of its type and shape; the
+  /// next runs read it.
+  void setState(const std::string &name, const Tensor &value) {
+    for (const TensorInfo &info : module_.states())
+      if (info.name == name && (value.dtype() != info.dtype || value.dims() != info.dims))
+        throw Error(NNCC_ERROR_INVALID_ARGUMENT, "state '" + name + "' is " + info.typeString() +
+                                                     ", not " + value.typeString());
+    detail::check(nncc_session_write_state(session_.get(), name.c_str(), value.data(),
+                                           static_cast<int64_t>(value.bytes())));
   }
 
   /// Runs `entry` writing into the caller's output tensors (no allocation

@@ -332,6 +332,10 @@ static bool autocasts(Precision precision) {
 }
 
 void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options) {
+  // Before simplification: a weight the user may change is never folded
+  // into another constant (BatchNorm into a convolution, Q/K/V merged).
+  if (!options.mutableWeights.empty())
+    pm.addPass(createMakeWeightsMutablePass(MakeWeightsMutablePassOptions{options.mutableWeights}));
   if (!options.noSimplify)
     buildNNSimplifyPipeline(pm, /*recompose=*/options.lowering.fuse);
   if (autocasts(options.precision)) {

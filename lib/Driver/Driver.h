@@ -71,6 +71,10 @@ struct CompileOptions {
   Precision precision = Precision::FP32;
   /// ONNX node names or op types computed in f32 (`--keep-fp32`).
   std::vector<std::string> keepFp32;
+  /// Weights (initializer names fully matching this regular expression)
+  /// that become module state a session may read and write
+  /// (`--mutable-weights`); empty: none.
+  std::string mutableWeights;
   /// Called at the start of each phase (for progress lines).
   std::function<void(llvm::StringRef phase)> onPhase;
 };
@@ -113,7 +117,8 @@ struct CompileResult {
 void loadCompilerDialects(mlir::MLIRContext &context);
 
 /// The passes from the imported nn module to exec, as one pipeline:
-/// simplification (unless `noSimplify`), nncc-autocast for bf16, fp16 and
+/// nncc-make-weights-mutable with `--mutable-weights`, simplification
+/// (unless `noSimplify`), nncc-autocast for bf16, fp16 and
 /// mixed precision, and, past `EmitKind::NN`, nncc-insert-index-checks and
 /// nncc-lower-nn-to-exec for the plan the targets run.
 void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options);

@@ -13,6 +13,7 @@
 #include "dialects/NN/NNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -72,8 +73,8 @@ std::string constantBytes(DenseElementsAttr attr) {
 class EntryTranslator {
 public:
   EntryTranslator(func::FuncOp func, ModulePlan &plan, llvm::StringMap<int32_t> &kernelIndex,
-                  const PlanOptions &options)
-      : func_(func), plan_(plan), kernelIndex_(kernelIndex), options_(options) {}
+                  const llvm::StringMap<int32_t> &stateIndex, const PlanOptions &options)
+      : func_(func), plan_(plan), kernelIndex_(kernelIndex), stateIndex_(stateIndex), options_(options) {}
 
   llvm::Expected<EntryPlan> run();
 
@@ -92,6 +93,7 @@ private:
   func::FuncOp func_;
   ModulePlan &plan_;
   llvm::StringMap<int32_t> &kernelIndex_;
+  const llvm::StringMap<int32_t> &stateIndex_;
   const PlanOptions &options_;
   llvm::DenseMap<Value, BufferRef> refs_;
 };
@@ -109,22 +111,53 @@ llvm::Error notPlanned(Operation *op, llvm::StringRef what) {
   return fail(s);
 }
 
+/// Appends a constant to the weight blob (64-byte aligned); its index.
+int32_t appendWeight(WeightBlob &w, llvm::StringRef name, DenseElementsAttr value) {
+  int64_t offset = alignToArena(w.data.size());
+  w.data.resize(offset, '\0');
+  std::string bytes = constantBytes(value);
+  w.data += bytes;
+  w.names.push_back(name.str());
+  w.offsets.push_back(offset);
+  w.sizes.push_back(bytes.size());
+  return w.names.size() - 1;
+}
+
+/// The module's state: every `ml_program.global`, in module order, starting
+/// as its initial value (a weight), or zero-filled without one.
+llvm::Error addStates(ModuleOp module, ModulePlan &plan, llvm::StringMap<int32_t> &stateIndex) {
+  for (auto global : module.getOps<ml_program::GlobalOp>()) {
+    if (!global.getIsMutable())
+      return fail("global '" + global.getSymName().str() + "' is not mutable: module state is");
+    auto type = dyn_cast<RankedTensorType>(global.getType());
+    if (!type || !type.hasStaticShape())
+      return fail("global '" + global.getSymName().str() + "' is not a statically shaped tensor");
+    auto dtype = dtypeOf(type);
+    if (!dtype)
+      return dtype.takeError();
+    StateDesc state{{global.getSymName().str(), *dtype, {type.getShape().begin(), type.getShape().end()}},
+                    exec::bufferBytes(type), -1};
+    if (auto value = global.getValue()) {
+      auto dense = dyn_cast<DenseElementsAttr>(*value);
+      if (!dense)
+        return fail("global '" + global.getSymName().str() + "' starts from no dense value");
+      state.initWeight = appendWeight(plan.weights, global.getSymName(), dense);
+    }
+    stateIndex[global.getSymName()] = plan.states.size();
+    plan.states.push_back(std::move(state));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error EntryTranslator::addWeight(nn::ConstantOp op) {
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
   if (!dense)
     return fail("constants must be dense elements");
-  WeightBlob &w = plan_.weights;
-  int64_t offset = alignToArena(w.data.size());
-  w.data.resize(offset, '\0');
-  std::string bytes = constantBytes(dense);
-  w.data += bytes;
   std::string name;
   if (auto loc = dyn_cast<NameLoc>(op.getLoc()))
     name = loc.getName().str();
-  w.names.push_back(name);
-  w.offsets.push_back(offset);
-  w.sizes.push_back(bytes.size());
-  refs_[op.getResult()] = {NNCC_BUFFER_WEIGHT, (int32_t)w.names.size() - 1, 0, (int64_t)bytes.size()};
+  int32_t index = appendWeight(plan_.weights, name, dense);
+  refs_[op.getResult()] = {NNCC_BUFFER_WEIGHT, index, 0, (int64_t)plan_.weights.sizes[index]};
   return llvm::Error::success();
 }
 
@@ -244,10 +277,22 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
     entry.outputs.push_back({name ? name.str() : "output" + std::to_string(i), *dtype, {shape.begin(), shape.end()}});
   }
 
+  SmallVector<ml_program::GlobalStoreOp> stores;
   for (Operation &op : func_.getBody().front()) {
     if (auto c = dyn_cast<nn::ConstantOp>(op)) {
       if (auto err = addWeight(c))
         return std::move(err);
+      continue;
+    }
+    if (auto load = dyn_cast<ml_program::GlobalLoadOp>(op)) {
+      auto it = stateIndex_.find(load.getGlobal().getLeafReference());
+      if (it == stateIndex_.end())
+        return fail("'" + load.getGlobal().getLeafReference().str() + "' is no module state");
+      refs_[load.getResult()] = {NNCC_BUFFER_STATE, it->second, 0, exec::bufferBytes(load.getType())};
+      continue;
+    }
+    if (auto store = dyn_cast<ml_program::GlobalStoreOp>(op)) {
+      stores.push_back(store);
       continue;
     }
     if (isa<exec::ViewOp, func::ReturnOp>(op))
@@ -329,6 +374,23 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
     entry.bytesMoved += 2 * src.bytes;
     entry.steps.push_back(std::move(copy));
   }
+  // State updates last: every step and output copy above reads the values
+  // the entry loaded before they change.
+  for (ml_program::GlobalStoreOp store : stores) {
+    auto it = stateIndex_.find(store.getGlobal().getLeafReference());
+    if (it == stateIndex_.end())
+      return fail("'" + store.getGlobal().getLeafReference().str() + "' is no module state");
+    BufferRef src = ref(store.getValue());
+    BufferRef dst{NNCC_BUFFER_STATE, it->second, 0, exec::bufferBytes(store.getValue().getType())};
+    if (src.kind == dst.kind && src.index == dst.index && src.offset == 0)
+      continue; // stores the value it loaded
+    PlanStep copy;
+    copy.kind = NNCC_STEP_COPY;
+    copy.name = "state update";
+    copy.args = {src, dst};
+    entry.bytesMoved += 2 * src.bytes;
+    entry.steps.push_back(std::move(copy));
+  }
   return entry;
 }
 
@@ -336,11 +398,13 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
 
 llvm::Expected<ModulePlan> buildPlan(ModuleOp execModule, const PlanOptions &options) {
   ModulePlan plan;
-  llvm::StringMap<int32_t> kernelIndex;
+  llvm::StringMap<int32_t> kernelIndex, stateIndex;
+  if (auto err = addStates(execModule, plan, stateIndex))
+    return std::move(err);
   for (auto func : execModule.getOps<func::FuncOp>()) {
     if (func.isPrivate())
       continue;
-    auto entry = EntryTranslator(func, plan, kernelIndex, options).run();
+    auto entry = EntryTranslator(func, plan, kernelIndex, stateIndex, options).run();
     if (!entry)
       return entry.takeError();
     plan.entries.push_back(std::move(*entry));

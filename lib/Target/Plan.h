@@ -58,6 +58,14 @@ struct EntryPlan {
   int64_t bytesMoved = 0;
 };
 
+/// A module state (mirrors nncc_state): starts as weight `initWeight`, or
+/// zero-filled when -1.
+struct StateDesc {
+  TensorDesc desc;
+  int64_t bytes = 0;
+  int32_t initWeight = -1;
+};
+
 struct WeightBlob {
   std::vector<std::string> names;
   std::vector<int64_t> offsets, sizes;
@@ -83,6 +91,8 @@ struct ModulePlan {
   std::vector<EntryPlan> entries;
   std::vector<std::string> kernels;
   WeightBlob weights;
+  /// The module's state, in NNCC_BUFFER_STATE index order.
+  std::vector<StateDesc> states;
   /// Whether kernels have host code (`nncc_<kernel>` symbols).
   bool hostKernels = true;
   /// Per kernel (kernel-table order), its GPU launches; empty without a

@@ -7,6 +7,7 @@
 #include "dialects/Exec/ExecUtils.h"
 #include "dialects/NN/NNOps.h"
 
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace nncc {
@@ -74,15 +75,19 @@ LogicalResult EntryBuffers::run() {
   for (Operation &op : func_.getBody().front()) {
     if (isa<exec::LaunchOp, exec::GemmOp>(op))
       steps.push_back(&op);
-    else if (!isa<nn::ConstantOp, exec::ViewOp, func::ReturnOp>(op))
+    else if (!isa<nn::ConstantOp, exec::ViewOp, ml_program::GlobalLoadOp, ml_program::GlobalStoreOp,
+                   func::ReturnOp>(op))
       return op.emitOpError("has no plan step");
   }
   llvm::DenseMap<Value, int64_t> lastUse;
   for (auto [step, op] : llvm::enumerate(steps))
     for (Value operand : op->getOperands())
       lastUse[exec::viewRoot(operand)] = step;
+  // The return, and the state updates copied after every step, read last.
   for (Value v : ret.getOperands())
     lastUse[exec::viewRoot(v)] = steps.size();
+  for (auto store : func_.getBody().front().getOps<ml_program::GlobalStoreOp>())
+    lastUse[exec::viewRoot(store.getValue())] = steps.size();
   assignIntervals(steps, lastUse, outputOf);
   writeAttributes(steps, outputOf);
   return success();

@@ -203,6 +203,16 @@ uint64_t planChecksum(const ModulePlan &plan, const std::string &weightsFile) {
   }
   str(plan.cpuName);
   str(llvm::join(plan.cpuFeatures, ","));
+  h.integer(plan.states.size());
+  for (const StateDesc &state : plan.states) {
+    str(state.desc.name);
+    h.integer(state.desc.dtype);
+    h.integer(state.desc.dims.size());
+    for (int64_t dim : state.desc.dims)
+      h.integer(dim);
+    h.integer(state.bytes);
+    h.integer(state.initWeight);
+  }
   return h.value();
 }
 
@@ -356,6 +366,19 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
          << ", .bytes = " << w.sizes[i] << "},\n";
     os << "};\n";
   }
+  if (!plan.states.empty()) {
+    for (size_t i = 0; i < plan.states.size(); ++i)
+      os << "static const int64_t state" << i << "_dims[] = {" << cArray(plan.states[i].desc.dims)
+         << (plan.states[i].desc.dims.empty() ? "0" : "") << "};\n";
+    os << "static const nncc_state states[] = {\n";
+    for (size_t i = 0; i < plan.states.size(); ++i) {
+      const StateDesc &st = plan.states[i];
+      os << "  {.name = " << cString(st.desc.name) << ", .dtype = " << dtypeName(st.desc.dtype)
+         << ", .rank = " << st.desc.dims.size() << ", .dims = state" << i << "_dims, .bytes = " << st.bytes
+         << ", .init_weight = " << st.initWeight << "},\n";
+    }
+    os << "};\n";
+  }
   os << "static const nncc_module module = {\n"
      << "  .magic = NNCC_MODULE_MAGIC,\n"
      << "  .abi_version = NNCC_MODULE_ABI_VERSION,\n"
@@ -375,7 +398,9 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
      << "  .gpu_images = " << orNull(!plan.gpuImages.empty(), "gpu_images") << ",\n"
      << "  .cpu_name = " << cString(plan.cpuName) << ",\n"
      << "  .cpu_features = " << cString(llvm::join(plan.cpuFeatures, ",")) << ",\n"
-     << "  .plan_checksum = " << planChecksum(plan, weightsFile) << "ull,\n};\n\n"
+     << "  .plan_checksum = " << planChecksum(plan, weightsFile) << "ull,\n"
+     << "  .num_states = " << plan.states.size() << ",\n"
+     << "  .states = " << orNull(!plan.states.empty(), "states") << ",\n};\n\n"
      << "__attribute__((visibility(\"default\"))) const nncc_module *nncc_module_get(void) {\n"
      << "  return &module;\n}\n";
   return s;

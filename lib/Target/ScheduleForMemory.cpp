@@ -5,6 +5,7 @@
 
 #include "dialects/Exec/ExecUtils.h"
 
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -22,7 +23,7 @@ namespace {
 
 /// Bytes of the arena values live at the worst step of `order` (no reuse of
 /// operands in place), for comparing schedules.
-int64_t peakBytes(ArrayRef<Operation *> order, func::ReturnOp ret,
+int64_t peakBytes(ArrayRef<Operation *> order, ArrayRef<Value> endReads,
                   const llvm::DenseSet<Value> &arenaValues) {
   llvm::DenseMap<Value, int64_t> lastUse, defined;
   for (auto [step, op] : llvm::enumerate(order)) {
@@ -31,7 +32,7 @@ int64_t peakBytes(ArrayRef<Operation *> order, func::ReturnOp ret,
     for (Value r : op->getResults())
       defined[r] = step;
   }
-  for (Value v : ret.getOperands())
+  for (Value v : endReads)
     lastUse[exec::viewRoot(v)] = order.size();
   std::vector<int64_t> delta(order.size() + 2, 0);
   for (auto [v, step] : defined) {
@@ -119,11 +120,20 @@ void scheduleForMemory(func::FuncOp func) {
     for (size_t u : users[best])
       --pending[u];
   }
-  if (peakBytes(order, ret, arenaValues) >= peakBytes(steps, ret, arenaValues))
+  // The return and the state updates read after every step.
+  SmallVector<Value> endReads(ret.getOperands());
+  for (auto store : block.getOps<ml_program::GlobalStoreOp>())
+    endReads.push_back(store.getValue());
+  if (peakBytes(order, endReads, arenaValues) >= peakBytes(steps, endReads, arenaValues))
     return;
-  // Move the steps into the new order, then each view right after its source.
+  // Move the steps into the new order before the state updates (which the
+  // plan runs after every step), then each view right after its source.
+  SmallVector<ml_program::GlobalStoreOp> stores(block.getOps<ml_program::GlobalStoreOp>());
+  for (ml_program::GlobalStoreOp store : stores)
+    store->moveBefore(ret);
+  Operation *end = stores.empty() ? ret.getOperation() : stores.front().getOperation();
   for (Operation *op : order)
-    op->moveBefore(ret);
+    op->moveBefore(end);
   SmallVector<exec::ViewOp> views(block.getOps<exec::ViewOp>());
   for (exec::ViewOp view : views)
     if (Operation *def = view.getInput().getDefiningOp())

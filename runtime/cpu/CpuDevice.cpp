@@ -38,15 +38,30 @@ void runKernelChunk(void *context, int64_t chunk) {
 class CpuSession final : public DeviceSession {
 public:
   CpuSession(const Module &module, int threads) : module_(module), pool_(threads) {}
-  ~CpuSession() override { std::free(arena_); }
+  ~CpuSession() override {
+    std::free(arena_);
+    std::free(state_);
+  }
 
   Status init();
   int64_t allocatedBytes() const override { return allocated_; }
   int threads() const override { return pool_.threads(); }
   Status run(int32_t entry, const void *const *inputs, void *const *outputs,
              Profiler *profiler) override;
+  Status readState(int32_t i, void *dst) override {
+    std::memcpy(dst, static_cast<uint8_t *>(state_) + stateOffset_[i],
+                static_cast<size_t>(module_.abi().states[i].bytes));
+    return Status::ok();
+  }
+  Status writeState(int32_t i, const void *src) override {
+    std::memcpy(static_cast<uint8_t *>(state_) + stateOffset_[i], src,
+                static_cast<size_t>(module_.abi().states[i].bytes));
+    return Status::ok();
+  }
 
 private:
+  /// Allocates the module state and sets it to its initial values.
+  Status initState();
   /// The step loop, compiled twice: kProfile = false has no profiling code
   /// at all, so a session that does not profile pays nothing per step.
   template <bool kProfile> Status runSteps(int32_t entry, Profiler *profiler);
@@ -54,6 +69,8 @@ private:
   const Module &module_;
   ThreadPool pool_;
   void *arena_ = nullptr;
+  void *state_ = nullptr;               // the module state block (stateOffsets)
+  std::vector<int64_t> stateOffset_;
   int64_t allocated_ = 0;
   std::vector<StepArgs<void *>> plans_; // per entry
   CpuGemm gemm_; // f32 scratch of the f16/bf16/epilogue GEMMs
@@ -88,9 +105,11 @@ Status CpuSession::init() {
     allocated_ = rounded;
   }
 
+  NNCC_RETURN_IF_ERROR(initState());
   gemm_.reserve(module_);
 
   auto *arena = static_cast<uint8_t *>(arena_);
+  auto *state = static_cast<uint8_t *>(state_);
   const uint8_t *weights = module_.weights();
   plans_.resize(static_cast<size_t>(m.num_entries));
   for (int32_t e = 0; e < m.num_entries; ++e)
@@ -98,10 +117,32 @@ Status CpuSession::init() {
         m, m.entries[e],
         [&](int32_t kind, int64_t offset) -> void * {
           // Weights are read-only (the verifier rejects steps writing them).
-          uint8_t *base = kind == NNCC_BUFFER_ARENA ? arena : const_cast<uint8_t *>(weights);
+          uint8_t *base = kind == NNCC_BUFFER_ARENA   ? arena
+                          : kind == NNCC_BUFFER_STATE ? state
+                                                      : const_cast<uint8_t *>(weights);
           return base ? base + offset : nullptr;
         },
         &plans_[e]);
+  return Status::ok();
+}
+
+Status CpuSession::initState() {
+  const nncc_module &m = module_.abi();
+  int64_t bytes = 0;
+  stateOffset_ = stateOffsets(m, &bytes);
+  if (bytes == 0)
+    return Status::ok();
+  state_ = std::aligned_alloc(kAlign, static_cast<size_t>(bytes));
+  if (!state_)
+    return error(NNCC_ERROR_OUT_OF_MEMORY,
+                 format("cannot allocate the %lld bytes of module state on cpu", (long long)bytes));
+  std::memset(state_, 0, static_cast<size_t>(bytes));
+  allocated_ += bytes;
+  for (int32_t i = 0; i < m.num_states; ++i)
+    if (m.states[i].init_weight >= 0)
+      std::memcpy(static_cast<uint8_t *>(state_) + stateOffset_[i],
+                  module_.weights() + m.weights[m.states[i].init_weight].offset,
+                  static_cast<size_t>(m.states[i].bytes));
   return Status::ok();
 }
 

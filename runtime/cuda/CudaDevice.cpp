@@ -56,6 +56,8 @@ public:
   int threads() const override { return 1; }
   Status run(int32_t entry, const void *const *inputs, void *const *outputs,
              Profiler *profiler) override;
+  Status readState(int32_t i, void *dst) override;
+  Status writeState(int32_t i, const void *src) override;
 
 private:
   Status planEntry(int32_t e, int64_t stagingBase);
@@ -86,12 +88,32 @@ private:
   CUdeviceptr arena_ = 0;
   int64_t arenaBytes_ = 0;
   CUdeviceptr workspace_ = 0;
+  CUdeviceptr state_ = 0; // the module state block (stateOffsets), inside arena_
+  std::vector<int64_t> stateOffset_;
   bool useGraphs_ = true;
   std::vector<EntryPlan> plans_;
   std::vector<CUdeviceptr> io_; // this run's input then output addresses
   std::vector<char> copyOut_;   // per output of this run: 0 in place, 1 to host, 2 to device
   std::vector<int32_t> flags_;  // the run's check flags, copied back
 };
+
+Status CudaSession::readState(int32_t i, void *dst) {
+  CudaContextGuard ctx;
+  NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
+  NNCC_CU_CALL(driver_, where_, cuMemcpyDtoHAsync, dst, state_ + stateOffset_[i],
+               static_cast<size_t>(module_.abi().states[i].bytes), stream_);
+  NNCC_CU_CALL(driver_, where_, cuStreamSynchronize, stream_);
+  return Status::ok();
+}
+
+Status CudaSession::writeState(int32_t i, const void *src) {
+  CudaContextGuard ctx;
+  NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
+  NNCC_CU_CALL(driver_, where_, cuMemcpyHtoDAsync, state_ + stateOffset_[i], src,
+               static_cast<size_t>(module_.abi().states[i].bytes), stream_);
+  NNCC_CU_CALL(driver_, where_, cuStreamSynchronize, stream_);
+  return Status::ok();
+}
 
 std::string CudaSession::stepWhere(int32_t e, int32_t s) const {
   const nncc_step &st = module_.entry(e).steps[s];
@@ -140,8 +162,9 @@ Status CudaSession::init() {
       bytes += alignUp(module_.outputBytes(e, o));
     staging = std::max(staging, bytes);
   }
-  int64_t workspace = hasGemm ? kGemmWorkspaceBytes : 0;
-  arenaBytes_ = scratch + staging + workspace;
+  int64_t workspace = hasGemm ? kGemmWorkspaceBytes : 0, stateBytes = 0;
+  stateOffset_ = stateOffsets(m, &stateBytes);
+  arenaBytes_ = scratch + staging + workspace + stateBytes;
   if (arenaBytes_ > 0) {
     NNCC_CU_CALL(driver_, where_ + format(" (the %lld-byte arena)", (long long)arenaBytes_),
                  cuMemAlloc, &arena_, static_cast<size_t>(arenaBytes_));
@@ -152,6 +175,15 @@ Status CudaSession::init() {
     NNCC_CU_CALL(driver_, where_, cuStreamSynchronize, stream_);
   }
   workspace_ = hasGemm ? arena_ + scratch + staging : 0;
+  // The module state starts as its weights (the arena is zero already).
+  state_ = arena_ + scratch + staging + workspace;
+  for (int32_t i = 0; i < m.num_states; ++i)
+    if (m.states[i].init_weight >= 0)
+      NNCC_CU_CALL(driver_, where_, cuMemcpyDtoDAsync, state_ + stateOffset_[i],
+                   code_->weights() + m.weights[m.states[i].init_weight].offset,
+                   static_cast<size_t>(m.states[i].bytes), stream_);
+  if (m.num_states > 0)
+    NNCC_CU_CALL(driver_, where_, cuStreamSynchronize, stream_);
   if (hasGemm) {
     NNCC_RETURN_IF_ERROR(CublasLt::get(&lt_).prefix(where_ + ": "));
     NNCC_LT_CALL(*lt_, where_, cublasLtCreate, &ltHandle_);
@@ -188,7 +220,8 @@ Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
   resolveStepArgs(
       m, entry,
       [&](int32_t kind, int64_t offset) {
-        return (kind == NNCC_BUFFER_ARENA ? arena_ : code_->weights()) + static_cast<CUdeviceptr>(offset);
+        CUdeviceptr base = kind == NNCC_BUFFER_ARENA ? arena_ : kind == NNCC_BUFFER_STATE ? state_ : code_->weights();
+        return base + static_cast<CUdeviceptr>(offset);
       },
       &plan.args);
   // The args are complete: the kernel params may point into them now.

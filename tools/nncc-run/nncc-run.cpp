@@ -2,7 +2,8 @@
 //
 //   nncc-run model.so [--device cpu|cuda:N] [--entry NAME] --input-dir D
 //            [--output-dir O] [--compare D [--rtol R] [--atol A]] [--bench N]
-//            [--threads T] [--profile trace.json]
+//            [--threads T] [--profile trace.json] [--set-state NAME=FILE.pb]...
+//            [--state-out DIR]
 //
 // Inputs and outputs are ONNX TensorProto files in the backend-test layout:
 // input_K.pb is the K-th input of the entry in signature order, output_K.pb
@@ -32,6 +33,7 @@ const char kUsage[] =
     "usage: nncc-run model.so [--device cpu|cuda:N] [--entry NAME] --input-dir D\n"
     "                [--output-dir O] [--compare D] [--rtol R] [--atol A]\n"
     "                [--bench N] [--threads T] [--profile trace.json]\n"
+    "                [--set-state NAME=FILE.pb]... [--state-out DIR]\n"
     "\n"
     "  --info          prints what the module holds (entries, CPU level and features, GPU\n"
     "                  code) and exits; no inputs needed\n"
@@ -46,10 +48,14 @@ const char kUsage[] =
     "  --threads T     CPU threads (default 0 = all cores)\n"
     "  --profile F     writes a Chrome trace (Perfetto, chrome://tracing) of the run, or of\n"
     "                  the --bench runs, to F and prints the ten slowest steps\n"
-    "                  (NNCC_PROFILE=F does the same)\n";
+    "                  (NNCC_PROFILE=F does the same)\n"
+    "  --set-state NAME=FILE.pb\n"
+    "                  sets module state NAME (nncc --mutable-weights) before the runs\n"
+    "  --state-out DIR writes DIR/state_K.pb, the K-th module state, after the runs\n";
 
 struct Options {
-  std::string model, device = "cpu", entry, inputDir, outputDir, compareDir, profile;
+  std::string model, device = "cpu", entry, inputDir, outputDir, compareDir, profile, stateOut;
+  std::vector<std::pair<std::string, std::string>> setStates; // name, file
   double rtol = 1e-3, atol = 1e-5;
   long bench = 0;
   int threads = 0;
@@ -123,6 +129,13 @@ Options parseArgs(int argc, char **argv) {
       o.bench = parseInt(flag, value, 1, 100000000);
     else if (flag == "--threads")
       o.threads = static_cast<int>(parseInt(flag, value, 0, 4096));
+    else if (flag == "--set-state") {
+      size_t split = value.rfind('=');
+      if (split == std::string::npos || split == 0 || split + 1 == value.size())
+        usageError("--set-state needs NAME=FILE.pb, got '" + value + "'");
+      o.setStates.emplace_back(value.substr(0, split), value.substr(split + 1));
+    } else if (flag == "--state-out")
+      o.stateOut = value;
     else if (flag == "--profile") {
       if (value.empty())
         usageError("--profile needs a file name");
@@ -248,6 +261,9 @@ int printInfo(const nncc::Module &module, const std::string &path) {
   for (const nncc::EntryInfo &e : module.entries())
     std::printf("entry %s: (%s) -> (%s), %d steps\n", e.name.c_str(), signature(e.inputs).c_str(),
                 signature(e.outputs).c_str(), e.numSteps);
+  std::vector<nncc::TensorInfo> states = module.states();
+  if (!states.empty())
+    std::printf("state: %s\n", signature(states).c_str());
   return 0;
 }
 
@@ -269,6 +285,19 @@ int run(const Options &o) {
     session.setProfiling(false);
   std::printf("entry '%s' on %s, %d thread%s\n", entry.name.c_str(), session.device().c_str(),
               session.threads(), session.threads() == 1 ? "" : "s");
+
+  // Module state the caller sets replaces its initial value.
+  for (const auto &[name, file] : o.setStates) {
+    HostTensor h = readTensor(file);
+    try {
+      for (const nncc::TensorInfo &info : module.states())
+        if (info.name == name)
+          retagBFloat16(h, static_cast<int32_t>(info.dtype));
+      session.setState(name, nncc::Tensor::wrap(h.data.data(), static_cast<nncc::DType>(h.dtype), h.dims));
+    } catch (const nncc::Error &e) {
+      throw nncc::Error(e.status(), file + ": " + e.what());
+    }
+  }
 
   // Inputs: read once, then used in place by every run.
   std::vector<HostTensor> hostInputs;
@@ -389,6 +418,23 @@ int run(const Options &o) {
     double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     std::printf("median %.4g ms (min %.4g ms, max %.4g ms, %zu runs)\n", median, sorted.front(),
                 sorted.back(), n);
+  }
+  if (!o.stateOut.empty()) {
+    std::vector<nncc::TensorInfo> states = module.states();
+    for (size_t k = 0; k < states.size(); ++k) {
+      nncc::Tensor t = session.state(states[k].name);
+      HostTensor h;
+      h.name = states[k].name;
+      h.dtype = static_cast<int32_t>(t.dtype());
+      h.dims = t.dims();
+      const uint8_t *p = static_cast<const uint8_t *>(t.data());
+      h.data.assign(p, p + t.bytes());
+      std::string path = o.stateOut + "/state_" + std::to_string(k) + ".pb", error;
+      if (!nncc::tools::writeTensorProtoFile(path, h, &error))
+        throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT, error);
+    }
+    std::printf("wrote %zu state%s to %s\n", states.size(), states.size() == 1 ? "" : "s",
+                o.stateOut.c_str());
   }
   if (profiling) {
     printProfile(module, session, entry);

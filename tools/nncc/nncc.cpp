@@ -80,6 +80,12 @@ static cl::list<std::string> keepFp32(
     "keep-fp32", cl::desc("Compute these ONNX nodes or op types in f32 (names or types, "
                           "comma-separated)"),
     cl::value_desc("NODE_OR_OPTYPE,..."), cl::CommaSeparated);
+static cl::opt<std::string> mutableWeights(
+    "mutable-weights",
+    cl::desc("Make the weights whose initializer names fully match REGEX module state: each "
+             "session keeps them on its device, readable and writable through the runtime API "
+             "(--mutable-weights alone: all float weights)"),
+    cl::value_desc("REGEX"), cl::ValueOptional);
 static cl::opt<bool> elideWeights("elide-weights",
                                   cl::desc("Print large constants as '...' in text output"));
 
@@ -147,6 +153,8 @@ int main(int argc, char **argv) {
                                         precision.c_str()));
   options.precision = *parsedPrecision;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
+  if (mutableWeights.getNumOccurrences())
+    options.mutableWeights = mutableWeights.empty() ? ".*" : mutableWeights.getValue();
   bool binary = emit == nncc::EmitKind::Object || emit == nncc::EmitKind::Module;
   std::string output = outputPath;
   if (output.empty())
