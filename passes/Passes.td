@@ -88,4 +88,31 @@ def MakeWeightsMutablePass : Pass<"nncc-make-weights-mutable", "mlir::ModuleOp">
   let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
 }
 
+def AddOptimizerPass : Pass<"nncc-add-optimizer", "mlir::ModuleOp"> {
+  let summary = "An `optimizer_step` entry updating the module's weights as torch.optim does";
+  let description = [{
+    Adds the entry `optimizer_step(lr, grad.<weight>...) -> step`: one step
+    of SGD, SGD with momentum, Adam or AdamW (torch.optim's formulas, with
+    clip_grad_norm_ first when `grad-clip` > 0) on every trainable weight
+    (the module's mutable f32 globals, `nncc-make-weights-mutable`), with the
+    learning rate given at run time. The momentum buffers, Adam's moments
+    and the step count are module state too (zero at the start, marked
+    `nncc.optimizer_state`), so a session carries them from step to step.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9", "SGD momentum">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0",
+           "L2 penalty (decoupled for adamw)">,
+    Option<"gradClip", "grad-clip", "double", /*default=*/"0",
+           "max global L2 norm of the gradients; 0: no clipping">,
+  ];
+  let dependentDialects = ["nncc::nn::NNDialect", "mlir::ml_program::MLProgramDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 #endif // NNCC_PASSES

@@ -336,6 +336,10 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
   // into another constant (BatchNorm into a convolution, Q/K/V merged).
   if (!options.mutableWeights.empty())
     pm.addPass(createMakeWeightsMutablePass(MakeWeightsMutablePassOptions{options.mutableWeights}));
+  if (!options.optimizer.empty())
+    pm.addPass(createAddOptimizerPass(AddOptimizerPassOptions{
+        options.optimizer, options.momentum, options.beta1, options.beta2, options.eps,
+        options.weightDecay, options.gradClip}));
   if (!options.noSimplify)
     buildNNSimplifyPipeline(pm, /*recompose=*/options.lowering.fuse);
   if (autocasts(options.precision)) {

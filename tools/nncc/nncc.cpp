@@ -86,6 +86,21 @@ static cl::opt<std::string> mutableWeights(
              "session keeps them on its device, readable and writable through the runtime API "
              "(--mutable-weights alone: all float weights)"),
     cl::value_desc("REGEX"), cl::ValueOptional);
+static cl::opt<std::string> optimizer(
+    "optimizer",
+    cl::desc("Add the entry optimizer_step(lr, grad.<weight>...) -> step updating the mutable "
+             "weights as torch.optim does (docs/training.md)"),
+    cl::value_desc("sgd|momentum|adam|adamw"));
+static cl::opt<double> momentum("momentum", cl::desc("SGD momentum (--optimizer=momentum)"),
+                                cl::init(0.9));
+static cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::init(0.9));
+static cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::init(0.999));
+static cl::opt<double> eps("eps", cl::desc("Adam epsilon"), cl::init(1e-8));
+static cl::opt<double> weightDecay("weight-decay",
+                                   cl::desc("L2 penalty (decoupled for adamw)"), cl::init(0));
+static cl::opt<double> gradClip("grad-clip",
+                                cl::desc("Clip the gradients' global L2 norm to this (0: off)"),
+                                cl::init(0));
 static cl::opt<bool> elideWeights("elide-weights",
                                   cl::desc("Print large constants as '...' in text output"));
 
@@ -155,6 +170,13 @@ int main(int argc, char **argv) {
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   if (mutableWeights.getNumOccurrences())
     options.mutableWeights = mutableWeights.empty() ? ".*" : mutableWeights.getValue();
+  options.optimizer = optimizer;
+  options.momentum = momentum;
+  options.beta1 = beta1;
+  options.beta2 = beta2;
+  options.eps = eps;
+  options.weightDecay = weightDecay;
+  options.gradClip = gradClip;
   bool binary = emit == nncc::EmitKind::Object || emit == nncc::EmitKind::Module;
   std::string output = outputPath;
   if (output.empty())
