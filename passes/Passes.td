@@ -115,4 +115,27 @@ def AddOptimizerPass : Pass<"nncc-add-optimizer", "mlir::ModuleOp"> {
                            "mlir::func::FuncDialect"];
 }
 
+def AddLossPass : Pass<"nncc-add-loss", "mlir::ModuleOp"> {
+  let summary = "An `eval_step` entry: forward and the training loss of one output";
+  let description = [{
+    Adds `eval_step(inputs..., labels) -> loss`: a copy of `forward`, then
+    the loss of its output `output` (default: the only one). `cross-entropy`
+    takes int64 class labels [N] and the output as logits [N, C]; a Softmax
+    (LogSoftmax) producing it is replaced by one stable log-softmax of its
+    input; the mean over N of -log p[n, label n]; a label outside [0, C) fails
+    the run (an `nncc.check` result naming the labels input). `mse`: labels
+    of the output's type, mean((output - labels)^2). `output`: the output
+    (one element) is the loss, no labels.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
+           "cross-entropy, mse or output">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "the model output the loss reads (default: the only one)">,
+    Option<"labelName", "label-name", "std::string", /*default=*/"\"labels\"",
+           "the name of the labels input">,
+  ];
+  let dependentDialects = ["nncc::nn::NNDialect", "mlir::func::FuncDialect"];
+}
+
 #endif // NNCC_PASSES

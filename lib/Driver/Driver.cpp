@@ -336,6 +336,8 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
   // into another constant (BatchNorm into a convolution, Q/K/V merged).
   if (!options.mutableWeights.empty())
     pm.addPass(createMakeWeightsMutablePass(MakeWeightsMutablePassOptions{options.mutableWeights}));
+  if (!options.loss.empty())
+    pm.addPass(createAddLossPass(AddLossPassOptions{options.loss, options.lossOutput, options.labelName}));
   if (!options.optimizer.empty())
     pm.addPass(createAddOptimizerPass(AddOptimizerPassOptions{
         options.optimizer, options.momentum, options.beta1, options.beta2, options.eps,

@@ -75,6 +75,9 @@ struct CompileOptions {
   /// that become module state a session may read and write
   /// (`--mutable-weights`); empty: none.
   std::string mutableWeights;
+  /// `--loss`: adds the `eval_step` entry (empty: none), reading output
+  /// `lossOutput` (empty: the only one) and labels named `labelName`.
+  std::string loss, lossOutput, labelName = "labels";
   /// `--optimizer`: adds the `optimizer_step` entry (empty: none).
   std::string optimizer;
   double momentum = 0.9, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, gradClip = 0;
@@ -120,8 +123,8 @@ struct CompileResult {
 void loadCompilerDialects(mlir::MLIRContext &context);
 
 /// The passes from the imported nn module to exec, as one pipeline:
-/// nncc-make-weights-mutable with `--mutable-weights`, nncc-add-optimizer
-/// with `--optimizer`, simplification
+/// nncc-make-weights-mutable with `--mutable-weights`, nncc-add-loss with
+/// `--loss`, nncc-add-optimizer with `--optimizer`, simplification
 /// (unless `noSimplify`), nncc-autocast for bf16, fp16 and
 /// mixed precision, and, past `EmitKind::NN`, nncc-insert-index-checks and
 /// nncc-lower-nn-to-exec for the plan the targets run.

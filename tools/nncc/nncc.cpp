@@ -86,6 +86,16 @@ static cl::opt<std::string> mutableWeights(
              "session keeps them on its device, readable and writable through the runtime API "
              "(--mutable-weights alone: all float weights)"),
     cl::value_desc("REGEX"), cl::ValueOptional);
+static cl::opt<std::string> loss(
+    "loss",
+    cl::desc("Add the entry eval_step(inputs..., labels) -> loss: cross-entropy (int64 class "
+             "labels, the output as logits), mse, or output (the output is the loss)"),
+    cl::value_desc("cross-entropy|mse|output"));
+static cl::opt<std::string> lossOutput("loss-output",
+                                       cl::desc("The output the loss reads (default: the only one)"),
+                                       cl::value_desc("NAME"));
+static cl::opt<std::string> labelName("label-name", cl::desc("The name of the labels input"),
+                                      cl::value_desc("NAME"), cl::init("labels"));
 static cl::opt<std::string> optimizer(
     "optimizer",
     cl::desc("Add the entry optimizer_step(lr, grad.<weight>...) -> step updating the mutable "
@@ -170,6 +180,9 @@ int main(int argc, char **argv) {
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   if (mutableWeights.getNumOccurrences())
     options.mutableWeights = mutableWeights.empty() ? ".*" : mutableWeights.getValue();
+  options.loss = loss;
+  options.lossOutput = lossOutput;
+  options.labelName = labelName;
   options.optimizer = optimizer;
   options.momentum = momentum;
   options.beta1 = beta1;
