@@ -80,6 +80,12 @@ static cl::list<std::string> keepFp32(
     "keep-fp32", cl::desc("Compute these ONNX nodes or op types in f32 (names or types, "
                           "comma-separated)"),
     cl::value_desc("NODE_OR_OPTYPE,..."), cl::CommaSeparated);
+static cl::opt<std::string> gradients(
+    "gradients",
+    cl::desc("Add the entry forward_grad: the gradients of forward's float inputs, and of the "
+             "initializers whose name matches REGEX, given a cotangent of each output "
+             "(docs/training.md)"),
+    cl::value_desc("REGEX"), cl::ValueOptional);
 static cl::opt<bool> elideWeights("elide-weights",
                                   cl::desc("Print large constants as '...' in text output"));
 
@@ -147,6 +153,8 @@ int main(int argc, char **argv) {
                                         precision.c_str()));
   options.precision = *parsedPrecision;
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
+  options.gradients = gradients.getNumOccurrences() > 0;
+  options.gradientConstants = gradients;
   bool binary = emit == nncc::EmitKind::Object || emit == nncc::EmitKind::Module;
   std::string output = outputPath;
   if (output.empty())

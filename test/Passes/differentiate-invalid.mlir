@@ -1,0 +1,28 @@
+// RUN: nncc-opt %s -nncc-differentiate -split-input-file -verify-diagnostics
+
+// An op on a path from an input to an output without a gradient rule: the
+// error names the ONNX node and the op.
+func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name = "y"}) {
+  %0 = nn.exp %x : tensor<4xf32>
+  // expected-error@unknown {{node 'running_total' (nn.cumsum): no gradient rule for this op}}
+  %1 = nn.cumsum %0 {axis = 0 : i64, exclusive = false, reverse = false} : (tensor<4xf32>) -> tensor<4xf32> loc("running_total")
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// A rule that cannot handle the op's form says why.
+func.func @forward(%x: tensor<2x3xf32> {nn.name = "x"}, %axes: tensor<1xi64> {nn.name = "axes"}) -> (tensor<?x?xf32> {nn.name = "y"}) {
+  // expected-error@+1 {{gradient: the reduced axes must be known at compile time}}
+  %0 = nn.reduce_sum %x, %axes {keepdims = true} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// expected-error@+1 {{nncc-differentiate: no function 'forward' to differentiate}}
+module {
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
