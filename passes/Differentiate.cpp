@@ -6,7 +6,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Regex.h"
 
 namespace nncc {
@@ -110,9 +110,17 @@ FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRe
   for (BlockArgument arg : body.getArguments())
     if (isFloatTensor(arg.getType()))
       wrt.push_back({arg, nameOf(func.getArgAttrDict(arg.getArgNumber()), "arg" + std::to_string(arg.getArgNumber()))});
+  // Simplification may have folded several initializers into one constant
+  // named after the node that did it (a BatchNorm folded into a Conv, fused
+  // Q/K/V weights): names are made unique with a #k suffix.
+  llvm::StringMap<unsigned> uses;
+  for (auto &[arg, name] : wrt)
+    ++uses[name];
   for (nn::ConstantOp c : selectConstants(func, wrtConstants)) {
     unsigned index = func.getNumArguments();
     std::string name = nn::nodeNames(c.getLoc());
+    for (std::string base = name; uses[name]++ > 0;)
+      name = base + "#" + std::to_string(uses[base]);
     if (failed(func.insertArgument(index, c.getType(), b.getDictionaryAttr(b.getNamedAttr("nn.name", b.getStringAttr(name))), c.getLoc())))
       return failure();
     c.getResult().replaceAllUsesWith(body.getArgument(index));
