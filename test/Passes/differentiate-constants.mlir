@@ -34,3 +34,18 @@ func.func @main(%x: tensor<6xf32> {nn.name = "x"}) -> (tensor<3x2xf32> {nn.name 
   %0 = nn.reshape %x, %shape : (tensor<6xf32>, tensor<2xi64>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
+
+// -----
+
+// Constants folded from several initializers share the name of the node
+// that folded them: the names are made unique.
+// CHECK-LABEL: func.func @main_grad(
+// CHECK-SAME: {nn.name = "fc.fused"}, %{{[a-z0-9_]+}}: tensor<4xf32> {nn.name = "fc.fused#2"}
+// CHECK-SAME: -> (tensor<4xf32> {nn.name = "d_x"}, tensor<4xf32> {nn.name = "d_fc.fused"}, tensor<4xf32> {nn.name = "d_fc.fused#2"})
+func.func @main(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name = "y"}) {
+  %w = nn.constant dense<2.0> : tensor<4xf32> loc("fc.fused")
+  %b = nn.constant dense<3.0> : tensor<4xf32> loc("fc.fused")
+  %0 = nn.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = nn.add %0, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}

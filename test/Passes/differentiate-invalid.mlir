@@ -4,8 +4,8 @@
 // error names the ONNX node and the op.
 func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name = "y"}) {
   %0 = nn.exp %x : tensor<4xf32>
-  // expected-error@unknown {{node 'running_total' (nn.cumsum): no gradient rule for this op}}
-  %1 = nn.cumsum %0 {axis = 0 : i64, exclusive = false, reverse = false} : (tensor<4xf32>) -> tensor<4xf32> loc("running_total")
+  // expected-error@unknown {{node 'contract' (nn.einsum): no gradient rule for this op}}
+  %1 = nn.einsum %0, %0 {equation = "i,i->i"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("contract")
   return %1 : tensor<4xf32>
 }
 

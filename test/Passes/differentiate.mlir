@@ -156,13 +156,25 @@ func.func @forward(%x: tensor<2x3xf32> {nn.name = "x"}, %i: tensor<2xi64> {nn.na
 // An op without a rule that no input reaches is not differentiated.
 // CHECK-LABEL: func.func @forward_grad(
 // CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<4xf32> {nn.name = "x"}, %[[DY:[a-z0-9_]+]]: tensor<4xf32> {nn.name = "d_y"}, %{{[a-z0-9_]+}}: tensor<4xf32> {nn.name = "d_c"})
-// CHECK-NOT: nn.cumsum
+// CHECK-NOT: nn.einsum
 // CHECK: %[[E:[a-z0-9_]+]] = nn.exp %[[X]]
 // CHECK: %[[DX:[a-z0-9_]+]] = nn.mul %[[DY]], %[[E]]
 // CHECK: return %[[DX]]
 func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name = "y"}, tensor<4xf32> {nn.name = "c"}) {
   %c = nn.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = nn.cumsum %c {axis = 0 : i64, exclusive = false, reverse = false} : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = nn.einsum %c, %c {equation = "i,i->i"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %1 = nn.exp %x : tensor<4xf32>
   return %1, %0 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CumSum's cotangent is the cumulative sum the other way round.
+// CHECK-LABEL: func.func @forward_grad(
+// CHECK-SAME: %[[DY:[a-z0-9_]+]]: tensor<2x5xf32> {nn.name = "d_y"})
+// CHECK: %[[DX:[a-z0-9_]+]] = nn.cumsum %[[DY]] {axis = 1 : i64, exclusive = true, reverse = false}
+// CHECK: return %[[DX]]
+func.func @forward(%x: tensor<2x5xf32> {nn.name = "x"}) -> (tensor<2x5xf32> {nn.name = "y"}) {
+  %0 = nn.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
 }

@@ -27,6 +27,7 @@ Prints one line per case and, per op family, how many passed.
 import argparse
 import os
 import re
+import shutil
 import sys
 
 import numpy as np
@@ -141,11 +142,21 @@ def cases(rng):
         node("Exp", ["x"], ["t"]), node("Cast", ["t"], ["h"], to=TensorProto.DOUBLE),
         node("Cast", ["h"], ["y"], to=TensorProto.FLOAT)], {"x": normal(rng, (5,))}, step=1e-3))
 
+    x = rng.uniform(-3, 3, (3, 4)).astype(np.float32)
+    x[np.abs(x - np.round(x)) < 0.05] += 0.1
+    out.append(Case("elementwise", "Floor(x) * x + Ceil(x) (floor, ceil: zero gradient)", [
+        node("Floor", ["x"], ["f"]), node("Mul", ["f", "x"], ["t"]), node("Ceil", ["x"], ["c"]),
+        node("Add", ["t", "c"], ["y"])], {"x": x}))
+    out.append(Case("broadcast", "Pow by an initializer exponent 3", [node("Pow", ["x", "e"])],
+                    {"x": positive(rng, (2, 5))}, {"e": np.array(3.0, np.float32)}, absorbed={"e"}))
+
     # Contractions.
     for sa, sb in [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 2)), ((4,), (4, 3)),
                    ((3, 4), (4,))]:
         out.append(Case("contraction", f"MatMul {sa} {sb}", [node("MatMul", ["a", "b"])],
                         {"a": normal(rng, sa), "b": normal(rng, sb)}, gpu=sa == (2, 3, 4)))
+    out.append(Case("contraction", "Gemm without C, transB=1", [node("Gemm", ["a", "b"], transB=1)],
+                    {"a": normal(rng, (3, 4)), "b": normal(rng, (5, 4))}))
     for ta, tb, alpha, beta, sc in [(0, 0, 1.0, 1.0, (5,)), (1, 0, 0.5, 2.0, (3, 5)), (0, 1, 1.5, 0.5, (3, 1)),
                                     (1, 1, 2.0, 1.0, (1, 5))]:
         a = normal(rng, (4, 3) if ta else (3, 4))
@@ -167,6 +178,20 @@ def cases(rng):
                               dilations=dil, group=group)],
                         {"x": x}, {"w": w, "bias": normal(rng, (m,))}, gpu=group == 2))
 
+    out.append(Case("contraction", "Conv without bias, 3-d", [node("Conv", ["x", "w"], kernel_shape=[2, 2, 2])],
+                    {"x": normal(rng, (1, 2, 3, 4, 3))}, {"w": normal(rng, (3, 2, 2, 2, 2))}))
+    for c, m, hw, k, pads, strides, dil, out_pad, group in [
+            (3, 2, (4, 5), (3, 3), [1, 1, 1, 1], [1, 1], [1, 1], [0, 0], 1),
+            (4, 6, (3, 4), (3, 2), [0, 1, 1, 0], [2, 3], [1, 1], [1, 2], 2),
+            (2, 3, (5,), (3,), [1, 2], [2], [2], [1], 1)]:
+        x = normal(rng, (2, c) + hw)
+        w = normal(rng, (c, m // group) + k)
+        out.append(Case("contraction", f"ConvTranspose x{x.shape} w{w.shape} pads={pads} strides={strides} "
+                        f"dilations={dil} output_padding={out_pad} group={group}",
+                        [node("ConvTranspose", ["x", "w", "bias"], kernel_shape=list(k), pads=pads,
+                              strides=strides, dilations=dil, output_padding=out_pad, group=group)],
+                        {"x": x}, {"w": w, "bias": normal(rng, (m,))}, gpu=group == 2))
+
     # Reductions, softmax, pooling.
     for op in ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"]:
         for axes, keep in [([1], 1), ([0, 2], 0), ([-1], 0)]:
@@ -178,6 +203,12 @@ def cases(rng):
                 nodes = [node(op, ["x"], axes=axes, keepdims=keep)]
                 inits = {}
             out.append(Case("reduction", f"{op} axes={axes} keepdims={keep}", nodes, {"x": x}, inits))
+    out.append(Case("reduction", "ReduceL2 axes=[1] keepdims=0", [node("ReduceL2", ["x"], axes=[1], keepdims=0)],
+                    {"x": normal(rng, (3, 4, 2))}))
+    for exclusive, reverse in [(0, 0), (1, 0), (0, 1), (1, 1)]:
+        out.append(Case("reduction", f"CumSum axis=1 exclusive={exclusive} reverse={reverse}",
+                        [node("CumSum", ["x", "axis"], exclusive=exclusive, reverse=reverse)],
+                        {"x": normal(rng, (2, 5))}, {"axis": np.array(1, np.int64)}))
     for op in ["Softmax", "LogSoftmax"]:
         for axis in [-1, 1]:
             out.append(Case("reduction", f"{op} axis={axis}", [node(op, ["x"], axis=axis)],
@@ -194,6 +225,9 @@ def cases(rng):
         out.append(Case("pooling", f"MaxPool kernel={kernel} strides={strides} pads={pads} dilations={dil}",
                         [node("MaxPool", ["x"], kernel_shape=list(kernel), strides=list(strides), pads=pads,
                               dilations=list(dil))], {"x": normal(rng, (2, 2, 7, 6))}, gpu=dil == (1, 1)))
+    out.append(Case("pooling", "MaxPool kernel=(3, 3) strides=(2, 2) ceil_mode=1",
+                    [node("MaxPool", ["x"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)],
+                    {"x": normal(rng, (1, 2, 6, 8))}))
 
     # Normalization.
     for shape, axis in [((3, 8), -1), ((2, 3, 4), 1)]:
@@ -237,6 +271,8 @@ def cases(rng):
         {"x": normal(rng, (2, 1, 4))}, {"ax0": np.array([1], np.int64), "ax1": np.array([0, 3], np.int64)}))
     out.append(Case("data movement", "Expand (3,1)->(2,3,4)", [node("Expand", ["x", "shape"])],
                     {"x": normal(rng, (3, 1))}, {"shape": np.array([2, 3, 4], np.int64)}))
+    out.append(Case("data movement", "Tile repeats=[2,1,3]", [node("Tile", ["x", "r"])],
+                    {"x": normal(rng, (2, 3, 2))}, {"r": np.array([2, 1, 3], np.int64)}))
     out.append(Case("data movement", "Concat axis=1 (a used twice)", [node("Concat", ["a", "b", "a"], axis=1)],
                     {"a": normal(rng, (2, 3)), "b": normal(rng, (2, 2))}, gpu=True))
     for starts, ends, axes, steps in [([1, 0], [3, 4], [0, 2], [1, 2]), ([-1], [-5], [1], [-1]),
@@ -323,9 +359,15 @@ def finite_difference(model, values, cotangents, name, step):
     return grad
 
 
+def fresh_folder(d):
+    """`d` emptied of what an earlier run left (a kept --work-dir)."""
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "in"))
+    return d
+
+
 def check(case, index, args, work, rng):
-    d = os.path.join(work, f"case{index:03d}")
-    os.makedirs(os.path.join(d, "in"), exist_ok=True)
+    d = fresh_folder(os.path.join(work, f"case{index:03d}"))
     with open(os.path.join(d, "case.txt"), "w") as f:
         f.write(f"{case.family}: {case.label}\n")
     model, outs = build(case, os.path.join(d, "model.onnx"))
@@ -382,9 +424,8 @@ def model_loss(model, feed, cotangents):
 def check_model(name, args, work, rng):
     """forward_grad of an example model against directional and elementwise
     central differences of the float64 reference."""
-    d = os.path.join(work, f"model-{name}")
-    os.makedirs(os.path.join(d, "in"), exist_ok=True)
-    os.makedirs(os.path.join(d, "out"), exist_ok=True)
+    d = fresh_folder(os.path.join(work, f"model-{name}"))
+    os.makedirs(os.path.join(d, "out"))
     model = onnx.load(os.path.join(work, "models", f"{name}.onnx"))
     inits = {i.name: numpy_helper.to_array(i).astype(np.float64) for i in model.graph.initializer
              if i.data_type == TensorProto.FLOAT}

@@ -13,7 +13,7 @@ models (examples/models/make_models.py) and those the gradient test
     Selu Softplus HardSigmoid HardSwish Clip PRelu Where Cast Greater
     ReduceSum ReduceMean ReduceMax ReduceMin LogSoftmax Squeeze Unsqueeze
     Expand Concat Slice Split Pad (constant) Gather AveragePool
-    InstanceNormalization
+    InstanceNormalization ConvTranspose CumSum Tile ReduceL2 Floor Ceil
 
 Floating-point tensors (inputs, initializers, constants) are widened to
 float64 and every op computes in float64, so the result is a reference to
@@ -241,6 +241,46 @@ def _average_pool(x, attrs):
     return total / count
 
 
+def _conv_transpose(x, w, b, attrs):
+    n = x.ndim - 2
+    if "output_shape" in attrs or _decode(attrs.get("auto_pad", "NOTSET")) != "NOTSET":
+        raise UnsupportedError("ConvTranspose with output_shape or auto_pad")
+    kernel = list(w.shape[2:])
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    pads = list(attrs.get("pads", [0] * (2 * n)))
+    out_pad = list(attrs.get("output_padding", [0] * n))
+    group = attrs.get("group", 1)
+    batch, cin = x.shape[:2]
+    cin_g, cout_g = cin // group, w.shape[1]
+    full = [(x.shape[2 + i] - 1) * strides[i] + dilations[i] * (kernel[i] - 1) + 1 + out_pad[i]
+            for i in range(n)]
+    buf = np.zeros((batch, cout_g * group) + tuple(full))
+    for g in range(group):
+        xg = x[:, g * cin_g:(g + 1) * cin_g]
+        for k in np.ndindex(*kernel):
+            wk = w[(slice(g * cin_g, (g + 1) * cin_g), slice(None)) + k]          # [cin_g, cout_g]
+            contrib = np.moveaxis(np.tensordot(xg, wk, axes=([1], [0])), -1, 1)  # [N, cout_g, *in]
+            index = (slice(None), slice(g * cout_g, (g + 1) * cout_g))
+            index += tuple(slice(k[i] * dilations[i], k[i] * dilations[i] + (x.shape[2 + i] - 1) * strides[i] + 1,
+                                 strides[i]) for i in range(n))
+            buf[index] += contrib
+    crop = (slice(None), slice(None)) + tuple(slice(pads[i], full[i] - pads[n + i]) for i in range(n))
+    y = buf[crop]
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * n)
+    return y
+
+
+def _cumsum(x, axis, exclusive, reverse):
+    if reverse:
+        x = np.flip(x, axis)
+    y = np.cumsum(x, axis=axis)
+    if exclusive:
+        y = np.concatenate([np.zeros_like(np.take(y, [0], axis=axis)), np.delete(y, -1, axis=axis)], axis=axis)
+    return np.flip(y, axis) if reverse else y
+
+
 def _axes_of(node, args, attrs, opset, first_input_axes_opset):
     """Reduction/Squeeze axes: an input from `first_input_axes_opset` on, else the attribute."""
     if opset >= first_input_axes_opset:
@@ -280,7 +320,7 @@ def _pad(x, pads, value, mode):
 _UNARY = {
     "Neg": np.negative, "Abs": np.abs, "Exp": np.exp, "Log": np.log, "Sqrt": np.sqrt,
     "Reciprocal": lambda x: 1.0 / x, "Tanh": np.tanh, "Sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
-    "Softplus": lambda x: np.log1p(np.exp(x)),
+    "Softplus": lambda x: np.log1p(np.exp(x)), "Floor": np.floor, "Ceil": np.ceil,
     "HardSwish": lambda x: x * np.clip(x / 6.0 + 0.5, 0.0, 1.0),
 }
 
@@ -387,6 +427,15 @@ def _run_more(node, args, opset, a):
         return [np.take(x, idx, axis=a.get("axis", 0))]
     if op == "AveragePool":
         return [_average_pool(x, a)]
+    if op == "ConvTranspose":
+        return [_conv_transpose(x, args[1], args[2] if len(args) > 2 else None, a)]
+    if op == "CumSum":
+        return [_cumsum(x, int(np.asarray(args[1]).reshape(-1)[0]), a.get("exclusive", 0), a.get("reverse", 0))]
+    if op == "Tile":
+        return [np.tile(x, [int(r) for r in args[1]])]
+    if op == "ReduceL2":
+        axes = _axes_of(node, args, a, opset, 18)
+        return [np.sqrt(_reduce(np.sum, x * x, axes, a.get("keepdims", 1), a.get("noop_with_empty_axes", 0)))]
     if op == "InstanceNormalization":
         axes = tuple(range(2, x.ndim))
         mean = np.mean(x, axis=axes, keepdims=True)
@@ -496,7 +545,8 @@ SELF_TEST_OPS = {"MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Erf", "Softmax",
                  "Clip", "PRelu", "Where", "Cast", "Greater", "ReduceSum", "ReduceMean",
                  "ReduceMax", "ReduceMin", "LogSoftmax", "Squeeze", "Unsqueeze", "Expand",
                  "Concat", "Slice", "Split", "Pad", "Gather", "AveragePool",
-                 "InstanceNormalization"}
+                 "InstanceNormalization", "ConvTranspose", "CumSum", "Tile", "ReduceL2", "Floor",
+                 "Ceil"}
 
 
 def _load_tensor(path):

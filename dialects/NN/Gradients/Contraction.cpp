@@ -66,26 +66,14 @@ LogicalResult gemmRule(GemmOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dx
 
 SmallVector<int64_t> iota(int64_t from, int64_t to) { return llvm::to_vector(llvm::seq<int64_t>(from, to)); }
 
-/// dX is the transposed convolution of dy by the same weights (output
-/// padding makes up for the rows the forward's stride skipped); dW is a
-/// convolution of the input by dy with batch and channels swapped, strides
-/// and dilations exchanged, one group per forward group; db sums dy.
-LogicalResult convRule(ConvOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs) {
-  Value x = op.getInput(), w = op.getWeight(), dy = dys[0];
-  auto sx = g.shape(x), sw = g.shape(w), sy = g.shape(dy);
-  int64_t n = (int64_t)sx.size() - 2, batch = sx[0], group = (int64_t)op.getGroup();
-  int64_t cg = sw[1];
-  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(), dilations = op.getDilations();
-  SmallVector<int64_t> outputPadding;
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t span = dilations[i] * (sw[2 + i] - 1) + 1;
-    outputPadding.push_back(sx[2 + i] + pads[i] + pads[n + i] - span - (sy[2 + i] - 1) * strides[i]);
-  }
-  dxs.push_back(ConvTransposeOp::create(g.b, g.loc, g.type(x), dy, w, Value(), op.getStridesAttr(),
-                                        op.getPadsAttr(), op.getDilationsAttr(),
-                                        g.b.getDenseI64ArrayAttr(outputPadding), op.getGroupAttr()));
-
-  // Xr[c, gi*N + n, ...] = X[n, gi*cg + c, ...]; Wr[m, n, ...] = dy[n, m, ...].
+/// The weight cotangent of a convolution `out = conv(x, w)` given `dOut`: a
+/// convolution of the input by dOut with batch and channels swapped, strides
+/// and dilations exchanged, one group per forward group, cut to the kernel.
+/// Xr[c, gi*N + n, ...] = x[n, gi*cg + c, ...], Wr[m, n, ...] = dOut[n, m, ...].
+Value convWeightGrad(GradBuilder &g, Value x, Value dOut, ArrayRef<int64_t> weightShape, ArrayRef<int64_t> strides,
+                     ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations, int64_t group) {
+  auto sx = g.shape(x), sy = g.shape(dOut);
+  int64_t n = (int64_t)sx.size() - 2, batch = sx[0], cg = weightShape[1];
   SmallVector<int64_t> grouped{batch, group, cg};
   grouped.append(sx.begin() + 2, sx.end());
   SmallVector<int64_t> perm{2, 1, 0};
@@ -96,23 +84,62 @@ LogicalResult convRule(ConvOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dx
   xr = g.reshape(xr, xrShape);
   SmallVector<int64_t> swap{1, 0};
   llvm::append_range(swap, iota(2, 2 + n));
-  Value wr = g.transpose(dy, swap);
-  SmallVector<int64_t> dwShape{cg, sw[0]}, kernel{cg, sw[0]};
+  Value wr = g.transpose(dOut, swap);
+  SmallVector<int64_t> dwShape{cg, weightShape[0]}, kernel{cg, weightShape[0]};
   for (int64_t i = 0; i < n; ++i) {
     int64_t span = strides[i] * (sy[2 + i] - 1) + 1;
     dwShape.push_back((sx[2 + i] + pads[i] + pads[n + i] - span) / dilations[i] + 1);
-    kernel.push_back(sw[2 + i]);
+    kernel.push_back(weightShape[2 + i]);
   }
-  Value dw = ConvOp::create(g.b, g.loc, g.type(x).clone(dwShape), xr, wr, Value(), op.getDilationsAttr(),
-                            op.getPadsAttr(), op.getStridesAttr(), op.getGroupAttr());
+  Value dw = ConvOp::create(g.b, g.loc, g.type(x).clone(dwShape), xr, wr, Value(),
+                            g.b.getDenseI64ArrayAttr(dilations), g.b.getDenseI64ArrayAttr(pads),
+                            g.b.getDenseI64ArrayAttr(strides), g.b.getI64IntegerAttr(group));
   if (ArrayRef<int64_t>(dwShape) != ArrayRef<int64_t>(kernel))
     dw = g.slice(dw, SmallVector<int64_t>(2 + n, 0), kernel, SmallVector<int64_t>(2 + n, 1));
-  dxs.push_back(g.transpose(dw, swap));
-  if (op.getBias()) {
-    SmallVector<int64_t> axes{0};
-    llvm::append_range(axes, iota(2, 2 + n));
-    dxs.push_back(g.reduceSum(dy, axes, /*keepdims=*/false));
+  return g.transpose(dw, swap);
+}
+
+/// Sum of `dy` over all axes but the channels: a bias's cotangent.
+Value biasGrad(GradBuilder &g, Value dy) {
+  SmallVector<int64_t> axes{0};
+  llvm::append_range(axes, iota(2, g.type(dy).getRank()));
+  return g.reduceSum(dy, axes, /*keepdims=*/false);
+}
+
+/// dX is the transposed convolution of dy by the same weights (output
+/// padding makes up for the rows the forward's stride skipped), dW the
+/// convolution of convWeightGrad, db the sum of dy.
+LogicalResult convRule(ConvOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs) {
+  Value x = op.getInput(), w = op.getWeight(), dy = dys[0];
+  auto sx = g.shape(x), sw = g.shape(w), sy = g.shape(dy);
+  int64_t n = (int64_t)sx.size() - 2;
+  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(), dilations = op.getDilations();
+  SmallVector<int64_t> outputPadding;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t span = dilations[i] * (sw[2 + i] - 1) + 1;
+    outputPadding.push_back(sx[2 + i] + pads[i] + pads[n + i] - span - (sy[2 + i] - 1) * strides[i]);
   }
+  dxs.push_back(ConvTransposeOp::create(g.b, g.loc, g.type(x), dy, w, Value(), op.getStridesAttr(),
+                                        op.getPadsAttr(), op.getDilationsAttr(),
+                                        g.b.getDenseI64ArrayAttr(outputPadding), op.getGroupAttr()));
+  dxs.push_back(convWeightGrad(g, x, dy, sw, strides, pads, dilations, (int64_t)op.getGroup()));
+  if (op.getBias())
+    dxs.push_back(biasGrad(g, dy));
+  return success();
+}
+
+/// ConvTranspose is the adjoint of the convolution with the same weights
+/// and window: <dy, convT(x, w)> = <conv(dy, w), x>. So dX = conv(dy, w)
+/// and dW is the weight cotangent of that convolution with dy as its input
+/// and x as its output's cotangent.
+LogicalResult convTransposeRule(ConvTransposeOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs) {
+  Value x = op.getInput(), w = op.getWeight(), dy = dys[0];
+  int64_t group = (int64_t)op.getGroup();
+  dxs.push_back(ConvOp::create(g.b, g.loc, g.type(x), dy, w, Value(), op.getStridesAttr(), op.getPadsAttr(),
+                               op.getDilationsAttr(), op.getGroupAttr()));
+  dxs.push_back(convWeightGrad(g, dy, x, g.shape(w), op.getStrides(), op.getPads(), op.getDilations(), group));
+  if (op.getBias())
+    dxs.push_back(biasGrad(g, dy));
   return success();
 }
 
@@ -143,5 +170,6 @@ void grad::registerContraction(MLIRContext *context) {
   attach<MatMulOp, matmulRule>(context);
   attach<GemmOp, gemmRule>(context);
   attach<ConvOp, convRule>(context);
+  attach<ConvTransposeOp, convTransposeRule>(context);
   attach<AttentionOp, attentionRule>(context);
 }

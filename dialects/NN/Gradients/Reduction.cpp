@@ -79,6 +79,20 @@ LogicalResult l2Rule(ReduceL2Op op, GradBuilder &g, ArrayRef<Value> dys, Grads &
   return success();
 }
 
+/// CumSum: each input element reaches the outputs after it (before it,
+/// reversed), so dx is the cumulative sum of dy the other way round.
+LogicalResult cumSumRule(CumSumOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs) {
+  if (op.getAxisTensor() || !op.getAxis())
+    return op.emitOpError("gradient: the axis must be known at compile time");
+  if (!isFloatTensor(op.getInput())) {
+    dxs.append(op->getNumOperands(), Value());
+    return success();
+  }
+  dxs.push_back(CumSumOp::create(g.b, g.loc, op.getType(), dys[0], Value(), op.getAxisAttr(),
+                                 op.getExclusiveAttr(), g.b.getBoolAttr(!op.getReverse())));
+  return success();
+}
+
 int64_t axisOf(Value x, int64_t axis) { return *normalizeAxis(axis, GradBuilder::type(x).getRank()); }
 
 /// Softmax: dx = y (dy - Σ dy y).
@@ -239,6 +253,7 @@ void grad::registerReduction(MLIRContext *context) {
   attach<ReduceMinOp, extremeRule<ReduceMinOp>>(context);
   attach<ReduceL2Op, l2Rule>(context);
   attach<SoftmaxOp, softmaxRule>(context);
+  attach<CumSumOp, cumSumRule>(context);
   attach<LogSoftmaxOp, logSoftmaxRule>(context);
   attach<AveragePoolOp, averagePoolRule>(context);
   attach<MaxPoolOp, maxPoolRule>(context);
