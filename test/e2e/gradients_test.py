@@ -8,7 +8,8 @@ finite differences in float64.
 Each case is a small ONNX model of one op (or a few) with seeded random inputs,
 some of them initializers. It is compiled with --gradients=.* (every float
 input and initializer gets a gradient) for --target=cpu, and the cases marked
-`gpu` also for the GPU plan (--emulate-gpu, default targets). nncc-run runs the
+`gpu` also for the GPU plan (--emulate-gpu, default targets: the compile must
+not warn, so the backward kernels' PTX is in the module where ptxas is). nncc-run runs the
 entry forward_grad on the inputs and a random cotangent of each output; each
 gradient is compared with central differences (step 1e-6) of the scalar
 sum(cotangent * output) computed by the independent numpy interpreter
@@ -378,7 +379,9 @@ def check(case, index, args, work, rng):
     lines, ok = [], True
     for plan, flags in plans:
         so = os.path.join(d, f"{plan}.so")
-        run([args.nncc, os.path.join(d, "model.onnx"), "--gradients=.*", *flags, "-o", so], "nncc")
+        log = run([args.nncc, os.path.join(d, "model.onnx"), "--gradients=.*", *flags, "-o", so], "nncc")
+        if "warning" in log:
+            return False, [f"{case.family}: {case.label} [{plan}]: FAIL nncc warned: {log.strip()}"]
         arg_names, result_names = signature(args.nncc_run, so)
         for k, name in enumerate(arg_names):
             value = cotangents[name[2:]].astype(np.float32) if name.startswith("d_") and name[2:] in cotangents \
