@@ -9,8 +9,8 @@
 // CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<2x3xf32> {nn.name = "x"}, %[[DY:[a-z0-9_]+]]: tensor<2x3xf32> {nn.name = "d_y"})
 // CHECK-SAME: -> (tensor<2x3xf32> {nn.name = "d_x"})
 // CHECK: %[[Y:[a-z0-9_]+]] = nn.tanh %[[X]]
-// CHECK: %[[Y2:[a-z0-9_]+]] = nn.mul %[[Y]], %[[Y]]
-// CHECK: %[[ONE:[a-z0-9_]+]] = nn.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[Y2:[a-z0-9_]+]] = nn.mul %[[Y]], %[[Y]]
+// CHECK-DAG: %[[ONE:[a-z0-9_]+]] = nn.constant dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[D:[a-z0-9_]+]] = nn.sub %[[ONE]], %[[Y2]]
 // CHECK: %[[DX:[a-z0-9_]+]] = nn.mul %[[DY]], %[[D]]
 // CHECK: return %[[DX]]
@@ -177,4 +177,42 @@ func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name
 func.func @forward(%x: tensor<2x5xf32> {nn.name = "x"}) -> (tensor<2x5xf32> {nn.name = "y"}) {
   %0 = nn.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : (tensor<2x5xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// AveragePool: dy times each window's 1/count (a constant: 1/4 here), then
+// summed back through the windows by a depthwise ConvTranspose of ones.
+// CHECK-LABEL: func.func @forward_grad(
+// CHECK-SAME: %[[DY:[a-z0-9_]+]]: tensor<1x2x2x2xf32> {nn.name = "d_y"})
+// CHECK: %[[INV:[a-z0-9_]+]] = nn.constant dense<2.500000e-01> : tensor<1x1x2x2xf32>
+// CHECK: %[[ONES:[a-z0-9_]+]] = nn.constant dense<1.000000e+00> : tensor<2x1x2x2xf32>
+// CHECK: %[[S:[a-z0-9_]+]] = nn.mul %[[DY]], %[[INV]]
+// CHECK: %[[DX:[a-z0-9_]+]] = nn.conv_transpose %[[S]], %[[ONES]] {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+// CHECK: return %[[DX]]
+func.func @forward(%x: tensor<1x2x4x4xf32> {nn.name = "x"}) -> (tensor<1x2x2x2xf32> {nn.name = "y"}) {
+  %0 = nn.average_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  return %0 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// Gather: a MatMul of dy by the one-hot matrix of the wrapped indices, so
+// repeated indices accumulate.
+// CHECK-LABEL: func.func @forward_grad(
+// CHECK-SAME: %{{[a-z0-9_]+}}: tensor<3x2xf32> {nn.name = "x"}, %[[I:[a-z0-9_]+]]: tensor<4xi64> {nn.name = "i"}, %[[DY:[a-z0-9_]+]]: tensor<4x2xf32> {nn.name = "d_y"})
+// CHECK-DAG: %[[ROWS:[a-z0-9_]+]] = nn.constant dense<{{\[\[}}0], [1], [2]]> : tensor<3x1xi64>
+// CHECK-DAG: %[[FLAT:[a-z0-9_]+]] = nn.reshape %[[I]] : (tensor<4xi64>) -> tensor<1x4xi64>
+// CHECK-DAG: %[[NEG:[a-z0-9_]+]] = nn.less %[[FLAT]]
+// CHECK-DAG: %[[UP:[a-z0-9_]+]] = nn.add %[[FLAT]]
+// CHECK: %[[W:[a-z0-9_]+]] = nn.where %[[NEG]], %[[UP]], %[[FLAT]]
+// CHECK: %[[EQ:[a-z0-9_]+]] = nn.equal %[[ROWS]], %[[W]] : (tensor<3x1xi64>, tensor<1x4xi64>) -> tensor<3x4xi1>
+// CHECK: %[[HOT:[a-z0-9_]+]] = nn.cast %[[EQ]] : (tensor<3x4xi1>) -> tensor<3x4xf32>
+// CHECK: %[[DY3:[a-z0-9_]+]] = nn.reshape %[[DY]] : (tensor<4x2xf32>) -> tensor<1x4x2xf32>
+// CHECK: %[[P:[a-z0-9_]+]] = nn.matmul %[[HOT]], %[[DY3]] : (tensor<3x4xf32>, tensor<1x4x2xf32>) -> tensor<1x3x2xf32>
+// CHECK: %[[DX:[a-z0-9_]+]] = nn.reshape %[[P]] : (tensor<1x3x2xf32>) -> tensor<3x2xf32>
+// CHECK: return %[[DX]]
+func.func @forward(%x: tensor<3x2xf32> {nn.name = "x"}, %i: tensor<4xi64> {nn.name = "i"}) -> (tensor<4x2xf32> {nn.name = "y"}) {
+  %0 = nn.gather %x, %i {axis = 0 : i64} : (tensor<3x2xf32>, tensor<4xi64>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
 }

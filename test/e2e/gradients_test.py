@@ -210,6 +210,8 @@ def cases(rng):
         out.append(Case("reduction", f"CumSum axis=1 exclusive={exclusive} reverse={reverse}",
                         [node("CumSum", ["x", "axis"], exclusive=exclusive, reverse=reverse)],
                         {"x": normal(rng, (2, 5))}, {"axis": np.array(1, np.int64)}))
+    out.append(Case("reduction", "ReduceProd axes=[0,2] keepdims=1",
+                    [node("ReduceProd", ["x"], axes=[0, 2], keepdims=1)], {"x": away(rng, (2, 3, 3), 0.5, 1.5)}))
     for op in ["Softmax", "LogSoftmax"]:
         for axis in [-1, 1]:
             out.append(Case("reduction", f"{op} axis={axis}", [node(op, ["x"], axis=axis)],
@@ -295,6 +297,15 @@ def cases(rng):
         out.append(Case("data movement", f"Gather axis={axis} indices{idx.shape} (repeats, negative)",
                         [node("Gather", ["x", "i"], axis=axis)], {"x": normal(rng, (4, 5))}, {"i": idx},
                         gpu=axis == 0))
+    for axis, shape, idx_shape in [(0, (4, 3), (5, 3)), (1, (2, 5), (2, 3))]:
+        idx = rng.integers(-shape[axis], shape[axis], idx_shape).astype(np.int64)
+        out.append(Case("data movement", f"GatherElements axis={axis} x{shape} indices{idx_shape}",
+                        [node("GatherElements", ["x", "i"], axis=axis)], {"x": normal(rng, shape)}, {"i": idx},
+                        gpu=axis == 1))
+    for largest in [1, 0]:
+        out.append(Case("data movement", f"TopK k=3 axis=1 largest={largest} (values)",
+                        [node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest)],
+                        {"x": normal(rng, (2, 6))}, {"k": np.array([3], np.int64)}, outputs=["v"]))
     # A value with several users and an input that reaches no output.
     out.append(Case("graph", "x used three times, z unused", [
         node("Mul", ["x", "x"], ["t"]), node("Tanh", ["x"], ["u"]), node("Add", ["t", "u"], ["y"])],

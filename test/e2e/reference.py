@@ -13,7 +13,8 @@ models (examples/models/make_models.py) and those the gradient test
     Selu Softplus HardSigmoid HardSwish Clip PRelu Where Cast Greater
     ReduceSum ReduceMean ReduceMax ReduceMin LogSoftmax Squeeze Unsqueeze
     Expand Concat Slice Split Pad (constant) Gather AveragePool
-    InstanceNormalization ConvTranspose CumSum Tile ReduceL2 Floor Ceil
+    InstanceNormalization ConvTranspose CumSum Tile ReduceL2 Floor Ceil GatherElements
+    TopK ReduceProd
 
 Floating-point tensors (inputs, initializers, constants) are widened to
 float64 and every op computes in float64, so the result is a reference to
@@ -433,6 +434,21 @@ def _run_more(node, args, opset, a):
         return [_cumsum(x, int(np.asarray(args[1]).reshape(-1)[0]), a.get("exclusive", 0), a.get("reverse", 0))]
     if op == "Tile":
         return [np.tile(x, [int(r) for r in args[1]])]
+    if op == "GatherElements":
+        axis = a.get("axis", 0)
+        idx = np.asarray(args[1]).astype(np.int64)
+        return [np.take_along_axis(x, np.where(idx < 0, idx + x.shape[axis], idx), axis=axis)]
+    if op == "TopK":
+        axis, k = a.get("axis", -1), int(np.asarray(args[1]).reshape(-1)[0])
+        if not a.get("sorted", 1):
+            raise UnsupportedError("TopK sorted=0")
+        # Ties keep the lower index first (a stable sort of the keys).
+        order = np.argsort(-x if a.get("largest", 1) else x, axis=axis, kind="stable")
+        order = np.take(order, np.arange(k), axis=axis)
+        return [np.take_along_axis(x, order, axis=axis), order.astype(np.int64)]
+    if op == "ReduceProd":
+        axes = _axes_of(node, args, a, opset, 18)
+        return [_reduce(np.prod, x, axes, a.get("keepdims", 1), a.get("noop_with_empty_axes", 0))]
     if op == "ReduceL2":
         axes = _axes_of(node, args, a, opset, 18)
         return [np.sqrt(_reduce(np.sum, x * x, axes, a.get("keepdims", 1), a.get("noop_with_empty_axes", 0)))]
@@ -546,7 +562,7 @@ SELF_TEST_OPS = {"MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Erf", "Softmax",
                  "ReduceMax", "ReduceMin", "LogSoftmax", "Squeeze", "Unsqueeze", "Expand",
                  "Concat", "Slice", "Split", "Pad", "Gather", "AveragePool",
                  "InstanceNormalization", "ConvTranspose", "CumSum", "Tile", "ReduceL2", "Floor",
-                 "Ceil"}
+                 "Ceil", "GatherElements", "TopK", "ReduceProd"}
 
 
 def _load_tensor(path):

@@ -184,6 +184,64 @@ LogicalResult gatherRule(GatherOp op, GradBuilder &g, ArrayRef<Value> dys, Grads
   return success();
 }
 
+/// The cotangent of x for y = x taken along `axis` at `indices` (indices and
+/// y share a shape, equal to x's outside the axis): dx[.., j, ..] =
+/// Σ_i [idx[.., i, ..] = j] dy[.., i, ..], a one-hot [.., I, n, ..] mask
+/// times dy summed over I.
+FailureOr<Value> scatterAlongAxis(Operation *op, GradBuilder &g, Value dy, Value indices, Value x, int64_t axis) {
+  auto sx = g.shape(x), si = g.shape(indices);
+  int64_t rank = sx.size(), n = sx[axis];
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && sx[d] != si[d])
+      return op->emitOpError("gradient: the indices must have the input's shape outside the axis");
+  Type indexType = g.type(indices).getElementType();
+  SmallVector<int64_t> rangeShape(rank + 1, 1);
+  rangeShape[axis + 1] = n;
+  auto rangeType = RankedTensorType::get(rangeShape, indexType);
+  SmallVector<APInt> range;
+  for (int64_t j = 0; j < n; ++j)
+    range.push_back(APInt(indexType.getIntOrFloatBitWidth(), j, /*isSigned=*/true));
+  Value rows = ConstantOp::create(g.b, g.loc, rangeType, DenseElementsAttr::get(rangeType, range));
+  auto intScalar = [&](int64_t v) {
+    auto t = RankedTensorType::get({}, indexType);
+    return ConstantOp::create(g.b, g.loc, t, DenseElementsAttr::get(t, g.b.getIntegerAttr(indexType, v)));
+  };
+  SmallVector<int64_t> wide(si);
+  wide.insert(wide.begin() + axis + 1, 1);
+  Value idx = g.reshape(indices, wide);
+  Value wrapped = g.where(g.less(idx, intScalar(0)), g.add(idx, intScalar(n)), idx);
+  Value oneHot = g.cast(g.equal(wrapped, rows), g.type(x).getElementType());
+  return g.reduceSum(g.mul(oneHot, g.reshape(dy, wide)), {axis}, /*keepdims=*/false);
+}
+
+LogicalResult gatherElementsRule(GatherElementsOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs) {
+  Value x = op.getInput();
+  if (!isFloatTensor(x)) {
+    dxs.append(2, Value());
+    return success();
+  }
+  auto dx = scatterAlongAxis(op, g, dys[0], op.getIndices(), x, *normalizeAxis(op.getAxis(), g.type(x).getRank()));
+  if (failed(dx))
+    return failure();
+  dxs.append({*dx, Value()});
+  return success();
+}
+
+/// TopK's values are the input taken along the axis at its indices.
+LogicalResult topKRule(TopKOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs) {
+  Value x = op.getInput();
+  if (!isFloatTensor(x) || !dys[0]) {
+    dxs.append(op->getNumOperands(), Value());
+    return success();
+  }
+  auto dx = scatterAlongAxis(op, g, dys[0], op.getIndices(), x, *normalizeAxis(op.getAxis(), g.type(x).getRank()));
+  if (failed(dx))
+    return failure();
+  dxs.push_back(*dx);
+  dxs.append(op->getNumOperands() - 1, Value());
+  return success();
+}
+
 } // namespace
 
 void grad::registerDataMovement(MLIRContext *context) {
@@ -198,4 +256,6 @@ void grad::registerDataMovement(MLIRContext *context) {
   attach<SliceOp, sliceRule>(context);
   attach<PadOp, padRule>(context);
   attach<GatherOp, gatherRule>(context);
+  attach<GatherElementsOp, gatherElementsRule>(context);
+  attach<TopKOp, topKRule>(context);
 }

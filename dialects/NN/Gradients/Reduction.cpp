@@ -93,6 +93,21 @@ LogicalResult cumSumRule(CumSumOp op, GradBuilder &g, ArrayRef<Value> dys, Grads
   return success();
 }
 
+/// ReduceProd: dx = dy y / x (defined where x is not 0).
+LogicalResult prodRule(ReduceProdOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs) {
+  Value x = op.getInput();
+  auto axes = reducedAxes(op);
+  if (failed(axes))
+    return failure();
+  if (!isFloatTensor(x)) {
+    dxs.append(op->getNumOperands(), Value());
+    return success();
+  }
+  Value y = keepDims(g, op.getOutput(), x, *axes);
+  dxs.push_back(g.div(g.mul(keepDims(g, dys[0], x, *axes), y), x));
+  return success();
+}
+
 int64_t axisOf(Value x, int64_t axis) { return *normalizeAxis(axis, GradBuilder::type(x).getRank()); }
 
 /// Softmax: dx = y (dy - Σ dy y).
@@ -252,6 +267,7 @@ void grad::registerReduction(MLIRContext *context) {
   attach<ReduceMaxOp, extremeRule<ReduceMaxOp>>(context);
   attach<ReduceMinOp, extremeRule<ReduceMinOp>>(context);
   attach<ReduceL2Op, l2Rule>(context);
+  attach<ReduceProdOp, prodRule>(context);
   attach<SoftmaxOp, softmaxRule>(context);
   attach<CumSumOp, cumSumRule>(context);
   attach<LogSoftmaxOp, logSoftmaxRule>(context);
