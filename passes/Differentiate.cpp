@@ -1,6 +1,7 @@
 /// Reverse-mode autodiff of an entry function: `<entry>_grad`.
 #include "passes/Passes.h"
 
+#include "dialects/NN/Gradients/GradientBuilder.h"
 #include "dialects/NN/NNOps.h"
 #include "dialects/NN/NNUtils.h"
 
@@ -22,11 +23,6 @@ namespace {
 bool isFloatTensor(Type t) {
   auto r = dyn_cast<RankedTensorType>(t);
   return r && isa<FloatType>(r.getElementType());
-}
-
-Value zerosOf(OpBuilder &b, Location loc, Type type) {
-  auto t = cast<RankedTensorType>(type);
-  return nn::ConstantOp::create(b, loc, t, DenseElementsAttr::get(t, b.getZeroAttr(t.getElementType())));
 }
 
 /// The name a value is known by: its `nn.name` attribute, else a position.
@@ -164,12 +160,20 @@ FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRe
     }
     if (!any)
       continue;
+    std::string node = nn::nodeNames(op->getLoc());
+    if (node.empty())
+      node = "?";
     auto rule = dyn_cast<nn::GradientOpInterface>(op);
-    if (!rule) {
-      std::string node = nn::nodeNames(op->getLoc());
-      return op->emitError("node '") << (node.empty() ? "?" : node) << "' (" << op->getName()
-                                     << "): no gradient rule for this op";
-    }
+    if (!rule)
+      return op->emitError("node '") << node << "' (" << op->getName() << "): no gradient rule for this op";
+    // The rules work out shapes at compile time.
+    auto dynamic = [](Type t) {
+      auto r = dyn_cast<RankedTensorType>(t);
+      return !r || !r.hasStaticShape();
+    };
+    if (llvm::any_of(op->getOperandTypes(), dynamic) || llvm::any_of(op->getResultTypes(), dynamic))
+      return op->emitError("node '") << node << "' (" << op->getName()
+                                     << "): gradients need static shapes (fix the input dims with --shape)";
     SmallVector<Value> operandGrads;
     if (failed(rule.buildGradients(b, resultGrads, operandGrads)))
       return failure();
@@ -191,7 +195,7 @@ FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRe
   SmallVector<DictionaryAttr> attrs;
   for (auto &[arg, name] : wrt) {
     Value g = cotangents.lookup(arg);
-    grads.push_back(g ? g : zerosOf(b, loc, arg.getType()));
+    grads.push_back(g ? g : nn::grad::GradBuilder(b, loc).zeros(cast<RankedTensorType>(arg.getType())));
     types.push_back(arg.getType());
     attrs.push_back(b.getDictionaryAttr(b.getNamedAttr("nn.name", b.getStringAttr("d_" + name))));
   }

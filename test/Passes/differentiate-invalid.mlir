@@ -12,10 +12,19 @@ func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name
 // -----
 
 // A rule that cannot handle the op's form says why.
-func.func @forward(%x: tensor<2x3xf32> {nn.name = "x"}, %axes: tensor<1xi64> {nn.name = "axes"}) -> (tensor<?x?xf32> {nn.name = "y"}) {
+func.func @forward(%x: tensor<2x3xf32> {nn.name = "x"}, %axes: tensor<1xi64> {nn.name = "axes"}) -> (tensor<1x3xf32> {nn.name = "y"}) {
   // expected-error@+1 {{gradient: the reduced axes must be known at compile time}}
-  %0 = nn.reduce_sum %x, %axes {keepdims = true} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<?x?xf32>
-  return %0 : tensor<?x?xf32>
+  %0 = nn.reduce_sum %x, %axes {keepdims = true} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<1x3xf32>
+  return %0 : tensor<1x3xf32>
+}
+
+// -----
+
+// Rules work out shapes at compile time.
+func.func @forward(%x: tensor<?x3xf32> {nn.name = "x"}) -> (tensor<?x3xf32> {nn.name = "y"}) {
+  // expected-error@unknown {{node 'act' (nn.tanh): gradients need static shapes (fix the input dims with --shape)}}
+  %0 = nn.tanh %x : tensor<?x3xf32> loc("act")
+  return %0 : tensor<?x3xf32>
 }
 
 // -----

@@ -149,6 +149,30 @@ LogicalResult padRule(PadOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs)
   return success();
 }
 
+/// 0, 1, ..., n-1 of `indexType` along axis `axis` of a rank-`rank` tensor
+/// whose other dims are 1: compared with indices, it makes one-hot masks.
+Value iotaAlong(GradBuilder &g, Type indexType, int64_t rank, int64_t axis, int64_t n) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = n;
+  auto type = RankedTensorType::get(shape, indexType);
+  SmallVector<APInt> values;
+  for (int64_t j = 0; j < n; ++j)
+    values.push_back(APInt(indexType.getIntOrFloatBitWidth(), j, /*isSigned=*/true));
+  return ConstantOp::create(g.b, g.loc, type, DenseElementsAttr::get(type, values));
+}
+
+/// ONNX indices into an axis of size n, negative ones wrapped to [0, n).
+Value wrapIndices(GradBuilder &g, Value indices, int64_t n) {
+  auto scalarType = RankedTensorType::get({}, g.type(indices).getElementType());
+  auto scalar = [&](int64_t v) {
+    return ConstantOp::create(g.b, g.loc, scalarType,
+                              DenseElementsAttr::get(scalarType, g.b.getIntegerAttr(scalarType.getElementType(), v)));
+  };
+  Value negative = g.less(indices, scalar(0));
+  Value shifted = g.add(indices, scalar(n));
+  return g.where(negative, shifted, indices);
+}
+
 /// Gather along `axis`: dx[pre, j, post] = Σ_i [idx_i = j] dy[pre, i, post],
 /// a MatMul by the one-hot matrix of the (wrapped) indices, so repeated
 /// indices accumulate.
@@ -165,18 +189,8 @@ LogicalResult gatherRule(GatherOp op, GradBuilder &g, ArrayRef<Value> dys, Grads
     pre *= sx[d];
   for (int64_t d = axis + 1; d < (int64_t)sx.size(); ++d)
     post *= sx[d];
-  Type indexType = g.type(indices).getElementType();
-  auto rangeType = RankedTensorType::get({n, 1}, indexType);
-  SmallVector<APInt> range;
-  for (int64_t j = 0; j < n; ++j)
-    range.push_back(APInt(indexType.getIntOrFloatBitWidth(), j, /*isSigned=*/true));
-  Value rows = ConstantOp::create(g.b, g.loc, rangeType, DenseElementsAttr::get(rangeType, range));
-  auto intScalar = [&](int64_t v) {
-    auto t = RankedTensorType::get({}, indexType);
-    return ConstantOp::create(g.b, g.loc, t, DenseElementsAttr::get(t, g.b.getIntegerAttr(indexType, v)));
-  };
-  Value flat = g.reshape(indices, {1, count});
-  Value wrapped = g.where(g.less(flat, intScalar(0)), g.add(flat, intScalar(n)), flat);
+  Value rows = iotaAlong(g, g.type(indices).getElementType(), 2, 0, n);
+  Value wrapped = wrapIndices(g, g.reshape(indices, {1, count}), n);
   Value oneHot = g.cast(g.equal(rows, wrapped), g.type(x).getElementType());
   Value product = g.matmul(oneHot, g.reshape(dy, {pre, count, post}));
   dxs.push_back(g.reshape(product, sx));
@@ -194,22 +208,10 @@ FailureOr<Value> scatterAlongAxis(Operation *op, GradBuilder &g, Value dy, Value
   for (int64_t d = 0; d < rank; ++d)
     if (d != axis && sx[d] != si[d])
       return op->emitOpError("gradient: the indices must have the input's shape outside the axis");
-  Type indexType = g.type(indices).getElementType();
-  SmallVector<int64_t> rangeShape(rank + 1, 1);
-  rangeShape[axis + 1] = n;
-  auto rangeType = RankedTensorType::get(rangeShape, indexType);
-  SmallVector<APInt> range;
-  for (int64_t j = 0; j < n; ++j)
-    range.push_back(APInt(indexType.getIntOrFloatBitWidth(), j, /*isSigned=*/true));
-  Value rows = ConstantOp::create(g.b, g.loc, rangeType, DenseElementsAttr::get(rangeType, range));
-  auto intScalar = [&](int64_t v) {
-    auto t = RankedTensorType::get({}, indexType);
-    return ConstantOp::create(g.b, g.loc, t, DenseElementsAttr::get(t, g.b.getIntegerAttr(indexType, v)));
-  };
+  Value rows = iotaAlong(g, g.type(indices).getElementType(), rank + 1, axis + 1, n);
   SmallVector<int64_t> wide(si);
   wide.insert(wide.begin() + axis + 1, 1);
-  Value idx = g.reshape(indices, wide);
-  Value wrapped = g.where(g.less(idx, intScalar(0)), g.add(idx, intScalar(n)), idx);
+  Value wrapped = wrapIndices(g, g.reshape(indices, wide), n);
   Value oneHot = g.cast(g.equal(wrapped, rows), g.type(x).getElementType());
   return g.reduceSum(g.mul(oneHot, g.reshape(dy, wide)), {axis}, /*keepdims=*/false);
 }
