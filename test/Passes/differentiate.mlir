@@ -155,16 +155,16 @@ func.func @forward(%x: tensor<2x3xf32> {nn.name = "x"}, %i: tensor<2xi64> {nn.na
 
 // An op without a rule that no input reaches is not differentiated.
 // CHECK-LABEL: func.func @forward_grad(
-// CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<4xf32> {nn.name = "x"}, %[[DY:[a-z0-9_]+]]: tensor<4xf32> {nn.name = "d_y"}, %{{[a-z0-9_]+}}: tensor<4xf32> {nn.name = "d_c"})
-// CHECK-NOT: nn.einsum
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<4xf32> {nn.name = "x"}, %[[DY:[a-z0-9_]+]]: tensor<4xf32> {nn.name = "d_y"}, %{{[a-z0-9_]+}}: tensor<8xf32> {nn.name = "d_c"})
+// CHECK-NOT: nn.resize
 // CHECK: %[[E:[a-z0-9_]+]] = nn.exp %[[X]]
 // CHECK: %[[DX:[a-z0-9_]+]] = nn.mul %[[DY]], %[[E]]
 // CHECK: return %[[DX]]
-func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name = "y"}, tensor<4xf32> {nn.name = "c"}) {
+func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name = "y"}, tensor<8xf32> {nn.name = "c"}) {
   %c = nn.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = nn.einsum %c, %c {equation = "i,i->i"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %0 = nn.resize %c {scales = array<f64: 2.0>, roi = array<f64>, mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", cubic_coeff_a = -0.75 : f64, exclude_outside = false, extrapolation_value = 0.0 : f64} : (tensor<4xf32>) -> tensor<8xf32>
   %1 = nn.exp %x : tensor<4xf32>
-  return %1, %0 : tensor<4xf32>, tensor<4xf32>
+  return %1, %0 : tensor<4xf32>, tensor<8xf32>
 }
 
 // -----
@@ -215,4 +215,21 @@ func.func @forward(%x: tensor<1x2x4x4xf32> {nn.name = "x"}) -> (tensor<1x2x2x2xf
 func.func @forward(%x: tensor<3x2xf32> {nn.name = "x"}, %i: tensor<4xi64> {nn.name = "i"}) -> (tensor<4x2xf32> {nn.name = "y"}) {
   %0 = nn.gather %x, %i {axis = 0 : i64} : (tensor<3x2xf32>, tensor<4xi64>) -> tensor<4x2xf32>
   return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// Einsum: each input's cotangent is an einsum of dy with the other inputs
+// into its term; "j" only the first input has is summed in the forward, so
+// its cotangent is broadcast along j.
+// CHECK-LABEL: func.func @forward_grad(
+// CHECK-SAME: %[[A:[a-z0-9_]+]]: tensor<2x3xf32> {nn.name = "a"}, %[[B:[a-z0-9_]+]]: tensor<2x4xf32> {nn.name = "b"}, %[[DY:[a-z0-9_]+]]: tensor<4xf32> {nn.name = "d_y"})
+// CHECK: %[[DA:[a-z0-9_]+]] = nn.einsum %[[DY]], %[[B]] {equation = "k,ik->i"} : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2xf32>
+// CHECK: %[[DA2:[a-z0-9_]+]] = nn.reshape %[[DA]] : (tensor<2xf32>) -> tensor<2x1xf32>
+// CHECK: %[[DA3:[a-z0-9_]+]] = nn.expand %[[DA2]] : (tensor<2x1xf32>) -> tensor<2x3xf32>
+// CHECK: %[[DB:[a-z0-9_]+]] = nn.einsum %[[DY]], %[[A]] {equation = "k,ij->ik"} : (tensor<4xf32>, tensor<2x3xf32>) -> tensor<2x4xf32>
+// CHECK: return %[[DA3]], %[[DB]]
+func.func @forward(%a: tensor<2x3xf32> {nn.name = "a"}, %b: tensor<2x4xf32> {nn.name = "b"}) -> (tensor<4xf32> {nn.name = "y"}) {
+  %0 = nn.einsum %a, %b {equation = "ij,ik->k"} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

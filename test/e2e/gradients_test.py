@@ -179,6 +179,13 @@ def cases(rng):
                               dilations=dil, group=group)],
                         {"x": x}, {"w": w, "bias": normal(rng, (m,))}, gpu=group == 2))
 
+    for equation, shapes in [("ij,jk->ik", [(3, 4), (4, 2)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)]),
+                             ("ij->j", [(3, 4)]), ("i,j->ij", [(3,), (4,)]), ("ij,ik->k", [(2, 3), (2, 4)]),
+                             ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+                             ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 2)])]:
+        names = ["a", "b", "c"][:len(shapes)]
+        out.append(Case("contraction", f"Einsum {equation} {shapes}", [node("Einsum", names, equation=equation)],
+                        {n: normal(rng, sh) for n, sh in zip(names, shapes)}, gpu=equation.startswith("bhqd")))
     out.append(Case("contraction", "Conv without bias, 3-d", [node("Conv", ["x", "w"], kernel_shape=[2, 2, 2])],
                     {"x": normal(rng, (1, 2, 3, 4, 3))}, {"w": normal(rng, (3, 2, 2, 2, 2))}))
     for c, m, hw, k, pads, strides, dil, out_pad, group in [

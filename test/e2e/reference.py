@@ -14,7 +14,7 @@ models (examples/models/make_models.py) and those the gradient test
     ReduceSum ReduceMean ReduceMax ReduceMin LogSoftmax Squeeze Unsqueeze
     Expand Concat Slice Split Pad (constant) Gather AveragePool
     InstanceNormalization ConvTranspose CumSum Tile ReduceL2 Floor Ceil GatherElements
-    TopK ReduceProd
+    TopK ReduceProd Einsum
 
 Floating-point tensors (inputs, initializers, constants) are widened to
 float64 and every op computes in float64, so the result is a reference to
@@ -434,6 +434,8 @@ def _run_more(node, args, opset, a):
         return [_cumsum(x, int(np.asarray(args[1]).reshape(-1)[0]), a.get("exclusive", 0), a.get("reverse", 0))]
     if op == "Tile":
         return [np.tile(x, [int(r) for r in args[1]])]
+    if op == "Einsum":
+        return [np.einsum(_decode(a["equation"]), *args)]
     if op == "GatherElements":
         axis = a.get("axis", 0)
         idx = np.asarray(args[1]).astype(np.int64)
@@ -562,7 +564,7 @@ SELF_TEST_OPS = {"MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Erf", "Softmax",
                  "ReduceMax", "ReduceMin", "LogSoftmax", "Squeeze", "Unsqueeze", "Expand",
                  "Concat", "Slice", "Split", "Pad", "Gather", "AveragePool",
                  "InstanceNormalization", "ConvTranspose", "CumSum", "Tile", "ReduceL2", "Floor",
-                 "Ceil", "GatherElements", "TopK", "ReduceProd"}
+                 "Ceil", "GatherElements", "TopK", "ReduceProd", "Einsum"}
 
 
 def _load_tensor(path):

@@ -143,6 +143,68 @@ LogicalResult convTransposeRule(ConvTransposeOp op, GradBuilder &g, ArrayRef<Val
   return success();
 }
 
+/// Einsum (explicit form, as imported): the cotangent of input k is the
+/// einsum of dy with the other inputs into k's term, "O,T_j...->T_k". Letters
+/// only k has (summed in the forward by k alone) are left out and dy's
+/// contribution broadcast along them; a letter of size 1 in k that others
+/// broadcast is summed back. A letter repeated in one term (a diagonal) has
+/// no rule.
+LogicalResult einsumRule(EinsumOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs) {
+  StringRef eq = op.getEquation();
+  size_t arrow = eq.find("->");
+  StringRef outTerm = eq.substr(arrow + 2);
+  SmallVector<StringRef> terms;
+  eq.substr(0, arrow).split(terms, ',');
+  ValueRange inputs = op.getInputs();
+  llvm::DenseMap<char, int64_t> sizes;
+  auto note = [&](StringRef term, ArrayRef<int64_t> shape) {
+    for (auto [c, d] : llvm::zip(term, shape))
+      sizes[c] = std::max(sizes.lookup(c), d);
+  };
+  for (auto [term, x] : llvm::zip(terms, inputs))
+    note(term, g.shape(x));
+  note(outTerm, g.shape(dys[0]));
+  for (auto [k, term] : llvm::enumerate(terms)) {
+    Value x = inputs[k];
+    if (!isFloatTensor(x)) {
+      dxs.push_back(Value());
+      continue;
+    }
+    if (llvm::any_of(term, [&](char c) { return term.count(c) > 1; }))
+      return op.emitOpError("gradient: a letter repeated in '") << term << "' (a diagonal) has no rule";
+    std::string others = outTerm.str();
+    SmallVector<Value> operands{dys[0]};
+    for (auto [j, other] : llvm::enumerate(terms))
+      if (j != k) {
+        others += other.str();
+        operands.push_back(inputs[j]);
+      }
+    std::string kept;
+    SmallVector<int64_t> keptShape, withOnes;
+    for (char c : term) {
+      bool shared = others.find(c) != std::string::npos;
+      if (shared) {
+        kept += c;
+        keptShape.push_back(sizes[c]);
+      }
+      withOnes.push_back(shared ? sizes[c] : 1);
+    }
+    std::string equation;
+    equation += outTerm.str();
+    for (auto [j, other] : llvm::enumerate(terms))
+      if (j != k)
+        equation += "," + other.str();
+    equation += "->" + kept;
+    Value dx = EinsumOp::create(g.b, g.loc, g.type(x).clone(keptShape), operands, g.b.getStringAttr(equation));
+    SmallVector<int64_t> full;
+    for (char c : term)
+      full.push_back(sizes[c]);
+    dx = g.expand(g.reshape(dx, withOnes), full);
+    dxs.push_back(g.sumToShape(dx, g.shape(x)));
+  }
+  return success();
+}
+
 /// Through the math attention stands for: S = q kᵀ scale + mask,
 /// P = softmax(S), y = P v. dv = Pᵀ dy, dP = dy vᵀ, dS = P (dP - Σ dP P),
 /// dq = dS k scale, dk = dSᵀ q scale, dmask = dS summed to the mask.
@@ -172,4 +234,5 @@ void grad::registerContraction(MLIRContext *context) {
   attach<ConvOp, convRule>(context);
   attach<ConvTransposeOp, convTransposeRule>(context);
   attach<AttentionOp, attentionRule>(context);
+  attach<EinsumOp, einsumRule>(context);
 }
