@@ -4,6 +4,7 @@
 #include "dialects/NN/NNDialect.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace nncc {
@@ -16,6 +17,12 @@ void populateFoldBatchNormPatterns(mlir::RewritePatternSet &patterns);
 
 /// Patterns recomposing LayerNorm, GELU, Softmax and attention.
 void populateRecomposePatterns(mlir::RewritePatternSet &patterns);
+
+/// Adds `<entry>_grad` (nncc-differentiate) beside `entry` and returns it;
+/// constants whose name matches `wrtConstants` (whole name; empty: none)
+/// become arguments and get gradients. Errors are emitted on the op at fault.
+mlir::FailureOr<mlir::func::FuncOp> buildGradientFunction(mlir::func::FuncOp entry,
+                                                          llvm::StringRef wrtConstants);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"

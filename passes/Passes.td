@@ -138,4 +138,33 @@ def AddLossPass : Pass<"nncc-add-loss", "mlir::ModuleOp"> {
   let dependentDialects = ["nncc::nn::NNDialect", "mlir::func::FuncDialect"];
 }
 
+def DifferentiatePass : Pass<"nncc-differentiate", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode autodiff: add `<entry>_grad` computing the gradients of `entry`";
+  let description = [{
+    Adds the public function `<entry>_grad` beside `entry` (which stays as
+    it is). Its arguments are the entry's arguments, then the `nn.constant`s
+    whose name (the ONNX initializer name their location carries) matches
+    `wrt-constants` as arguments named after them (the seam where trainable
+    parameters become module state), then one cotangent per float result of
+    the entry, named `d_<result name>`. Its results are the gradient of
+    <cotangent, entry(args)> with respect to each float argument, then each
+    such constant, named `d_<name>`.
+
+    The body recomputes the forward, then walks its ops in reverse: each op
+    on a path from a differentiated value to a result builds the cotangents
+    of its operands with its GradientOpInterface rule (dialects/NN/Gradients/),
+    cotangents of values with several users are summed with nn.add, ops that
+    reach no result are skipped, and an argument that affects no result gets
+    zeros. An op on such a path without a rule is an error naming the ONNX
+    node and the op.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "the function to differentiate">,
+    Option<"wrtConstants", "wrt-constants", "std::string", /*default=*/"\"\"",
+           "regex over constant names (whole name): these become arguments and get gradients; empty: none">,
+  ];
+  let dependentDialects = ["nncc::nn::NNDialect", "mlir::func::FuncDialect"];
+}
+
 #endif // NNCC_PASSES

@@ -1,5 +1,6 @@
 #include "dialects/NN/NNDialect.h"
 #include "dialects/NN/NNOps.h"
+#include "dialects/NN/Gradients/GradientBuilder.h"
 
 using namespace mlir;
 using namespace nncc::nn;
@@ -7,7 +8,10 @@ using namespace nncc::nn;
 #include "dialects/NN/NNDialect.cpp.inc"
 #include "dialects/NN/NNInterfaces.cpp.inc"
 
-void NNDialect::initialize() { registerOps(); }
+void NNDialect::initialize() {
+  registerOps();
+  registerGradientModels(getContext());
+}
 
 void NNDialect::registerOps() {
   addOperations<

@@ -105,7 +105,8 @@ private:
 };
 
 /// Splits one run of the nn pipeline (buildNNCCCompilePipeline) into the
-/// driver's phases: "simplify" until nncc-autocast ("precision"),
+/// driver's phases: "simplify" until nncc-differentiate ("autodiff") or
+/// nncc-autocast ("precision"),
 /// nncc-insert-index-checks ("checks"), then the lowering to exec ("exec").
 /// `onPhase` sees the module as each phase starts, before the phase
 /// becomes current (the figures of `--stats` are taken between phases).
@@ -115,7 +116,9 @@ public:
       : phases(phases), onPhase(std::move(onPhase)) {}
 
   void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
-    if (pass->getArgument() == "nncc-autocast")
+    if (pass->getArgument() == "nncc-differentiate")
+      enter("autodiff", op);
+    else if (pass->getArgument() == "nncc-autocast")
       enter("precision", op);
     else if (pass->getArgument() == "nncc-insert-index-checks")
       enter("checks", op);
@@ -143,6 +146,7 @@ private:
 llvm::StringRef phaseFailure(llvm::StringRef phase) {
   return llvm::StringSwitch<llvm::StringRef>(phase)
       .Case("simplify", "simplification")
+      .Case("autodiff", "autodiff")
       .Case("precision", "autocast")
       .Case("checks", "index checks")
       .Default("code generation");
@@ -344,6 +348,12 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
         options.weightDecay, options.gradClip}));
   if (!options.noSimplify)
     buildNNSimplifyPipeline(pm, /*recompose=*/options.lowering.fuse);
+  if (options.gradients) {
+    DifferentiatePassOptions differentiate;
+    differentiate.entry = options.import.entryName;
+    differentiate.wrtConstants = options.gradientConstants;
+    pm.addPass(createDifferentiatePass(differentiate));
+  }
   if (autocasts(options.precision)) {
     AutocastPassOptions autocast;
     autocast.precision = precisionName(options.precision).str();

@@ -69,6 +69,12 @@ struct CompileOptions {
   /// Compute precision (`--precision`); BF16, FP16 and Mixed run the
   /// nncc-autocast pass, TF32 sets allow_tf32 on every GEMM step.
   Precision precision = Precision::FP32;
+  /// Add `<entry>_grad`, the gradients of the entry (`--gradients[=REGEX]`,
+  /// nncc-differentiate), before autocast and lowering so the backward takes
+  /// every later pass; `gradientConstants` selects the constants
+  /// (initializers) that get gradients too.
+  bool gradients = false;
+  std::string gradientConstants;
   /// ONNX node names or op types computed in f32 (`--keep-fp32`).
   std::vector<std::string> keepFp32;
   /// Weights (initializer names fully matching this regular expression)
@@ -125,7 +131,8 @@ void loadCompilerDialects(mlir::MLIRContext &context);
 /// The passes from the imported nn module to exec, as one pipeline:
 /// nncc-make-weights-mutable with `--mutable-weights`, nncc-add-loss with
 /// `--loss`, nncc-add-optimizer with `--optimizer`, simplification
-/// (unless `noSimplify`), nncc-autocast for bf16, fp16 and
+/// (unless `noSimplify`), nncc-differentiate for `gradients`, nncc-autocast
+/// for bf16, fp16 and
 /// mixed precision, and, past `EmitKind::NN`, nncc-insert-index-checks and
 /// nncc-lower-nn-to-exec for the plan the targets run.
 void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options);

@@ -63,7 +63,8 @@ def ExpandHostMathPass : Pass<"nncc-expand-host-math", "mlir::ModuleOp"> {
     conversions become integer arithmetic: without AVX512-BF16, LLVM would
     call compiler-rt's __truncsfbf2, which the system's libgcc may lack
     (GCC 12's does), leaving model.so with an undefined symbol. The same
-    rounding (to nearest even) on every CPU.
+    rounding (to nearest even) on every CPU. Selects of bf16 values become
+    selects of their i16 bits, which LLVM would otherwise promote to f32.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
                            "mlir::vector::VectorDialect"];

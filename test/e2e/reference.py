@@ -3,11 +3,18 @@
 
 Written from the ONNX operator specification, independently of nncc, to check
 the numbers nncc's compiled modules produce. It covers the ops of the example
-models (examples/models/make_models.py) and nothing else:
+models (examples/models/make_models.py) and those the gradient test
+(gradients_test.py) differentiates:
 
     MatMul Add Sub Mul Div Relu Erf Softmax LayerNormalization Conv
     BatchNormalization (inference) MaxPool GlobalAveragePool Flatten Gemm
     Reshape Transpose Constant
+    Pow Min Max Neg Abs Exp Log Sqrt Reciprocal Tanh Sigmoid LeakyRelu Elu
+    Selu Softplus HardSigmoid HardSwish Clip PRelu Where Cast Greater
+    ReduceSum ReduceMean ReduceMax ReduceMin LogSoftmax Squeeze Unsqueeze
+    Expand Concat Slice Split Pad (constant) Gather AveragePool
+    InstanceNormalization ConvTranspose CumSum Tile ReduceL2 Floor Ceil GatherElements
+    TopK ReduceProd Einsum
 
 Floating-point tensors (inputs, initializers, constants) are widened to
 float64 and every op computes in float64, so the result is a reference to
@@ -215,6 +222,248 @@ def _constant(attrs):
     raise UnsupportedError(f"Constant with attributes {sorted(attrs)}")
 
 
+def _average_pool(x, attrs):
+    n = x.ndim - 2
+    kernel = list(attrs["kernel_shape"])
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    if attrs.get("ceil_mode", 0):
+        raise UnsupportedError("AveragePool ceil_mode=1")
+    begin, end = _pads(attrs, x.shape[2:], kernel, strides, dilations)
+    axes = tuple(range(2 + n, 2 + 2 * n))
+    total = _windows(x, kernel, strides, dilations, begin, end, 0.0).sum(axis=axes)
+    if attrs.get("count_include_pad", 0):
+        ones = np.pad(np.ones((1, 1) + x.shape[2:]), [(0, 0), (0, 0)] + list(zip(begin, end)),
+                      constant_values=1.0)
+        count = _windows(ones, kernel, strides, dilations, [0] * n, [0] * n, 0.0).sum(axis=axes)
+    else:
+        count = _windows(np.ones((1, 1) + x.shape[2:]), kernel, strides, dilations, begin, end,
+                         0.0).sum(axis=axes)
+    return total / count
+
+
+def _conv_transpose(x, w, b, attrs):
+    n = x.ndim - 2
+    if "output_shape" in attrs or _decode(attrs.get("auto_pad", "NOTSET")) != "NOTSET":
+        raise UnsupportedError("ConvTranspose with output_shape or auto_pad")
+    kernel = list(w.shape[2:])
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    pads = list(attrs.get("pads", [0] * (2 * n)))
+    out_pad = list(attrs.get("output_padding", [0] * n))
+    group = attrs.get("group", 1)
+    batch, cin = x.shape[:2]
+    cin_g, cout_g = cin // group, w.shape[1]
+    full = [(x.shape[2 + i] - 1) * strides[i] + dilations[i] * (kernel[i] - 1) + 1 + out_pad[i]
+            for i in range(n)]
+    buf = np.zeros((batch, cout_g * group) + tuple(full))
+    for g in range(group):
+        xg = x[:, g * cin_g:(g + 1) * cin_g]
+        for k in np.ndindex(*kernel):
+            wk = w[(slice(g * cin_g, (g + 1) * cin_g), slice(None)) + k]          # [cin_g, cout_g]
+            contrib = np.moveaxis(np.tensordot(xg, wk, axes=([1], [0])), -1, 1)  # [N, cout_g, *in]
+            index = (slice(None), slice(g * cout_g, (g + 1) * cout_g))
+            index += tuple(slice(k[i] * dilations[i], k[i] * dilations[i] + (x.shape[2 + i] - 1) * strides[i] + 1,
+                                 strides[i]) for i in range(n))
+            buf[index] += contrib
+    crop = (slice(None), slice(None)) + tuple(slice(pads[i], full[i] - pads[n + i]) for i in range(n))
+    y = buf[crop]
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * n)
+    return y
+
+
+def _cumsum(x, axis, exclusive, reverse):
+    if reverse:
+        x = np.flip(x, axis)
+    y = np.cumsum(x, axis=axis)
+    if exclusive:
+        y = np.concatenate([np.zeros_like(np.take(y, [0], axis=axis)), np.delete(y, -1, axis=axis)], axis=axis)
+    return np.flip(y, axis) if reverse else y
+
+
+def _axes_of(node, args, attrs, opset, first_input_axes_opset):
+    """Reduction/Squeeze axes: an input from `first_input_axes_opset` on, else the attribute."""
+    if opset >= first_input_axes_opset:
+        return [int(a) for a in args[1]] if len(args) > 1 and args[1] is not None else None
+    return attrs.get("axes")
+
+
+def _reduce(fn, x, axes, keepdims, noop):
+    if axes is None or len(axes) == 0:
+        if noop:
+            return x
+        axes = list(range(x.ndim))
+    return fn(x, axis=tuple(a % x.ndim for a in axes), keepdims=bool(keepdims))
+
+
+def _slice(x, starts, ends, axes, steps):
+    axes = list(range(len(starts))) if axes is None else [int(a) % x.ndim for a in axes]
+    steps = [1] * len(starts) if steps is None else steps
+    index = [slice(None)] * x.ndim
+    for a, st, en, sp in zip(axes, starts, ends, steps):
+        index[a] = slice(int(st), int(en), int(sp))
+    return x[tuple(index)]
+
+
+def _pad(x, pads, value, mode):
+    if mode != "constant":
+        raise UnsupportedError(f"Pad mode={mode}")
+    n = x.ndim
+    pads = [int(p) for p in pads]
+    begin, end = pads[:n], pads[n:]
+    # Negative pads crop.
+    index = tuple(slice(max(-b, 0), x.shape[i] - max(-e, 0)) for i, (b, e) in enumerate(zip(begin, end)))
+    x = x[index]
+    return np.pad(x, [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)], constant_values=value)
+
+
+_UNARY = {
+    "Neg": np.negative, "Abs": np.abs, "Exp": np.exp, "Log": np.log, "Sqrt": np.sqrt,
+    "Reciprocal": lambda x: 1.0 / x, "Tanh": np.tanh, "Sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "Softplus": lambda x: np.log1p(np.exp(x)), "Floor": np.floor, "Ceil": np.ceil,
+    "HardSwish": lambda x: x * np.clip(x / 6.0 + 0.5, 0.0, 1.0),
+}
+
+_TYPES = {1: np.float32, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
+
+
+def _run_more(node, args, opset, a):
+    """The ops added for gradients_test.py."""
+    op = node.op_type
+    x = args[0] if args else None
+    if op in _UNARY:
+        return [_UNARY[op](x)]
+    if op == "Pow":
+        return [np.power(args[0], args[1])]
+    if op in ("Min", "Max"):
+        fn = np.minimum if op == "Min" else np.maximum
+        out = args[0]
+        for v in args[1:]:
+            out = fn(out, v)
+        return [out]
+    if op == "LeakyRelu":
+        return [np.where(x > 0, x, a.get("alpha", 0.01) * x)]
+    if op == "Elu":
+        return [np.where(x > 0, x, a.get("alpha", 1.0) * (np.exp(x) - 1.0))]
+    if op == "Selu":
+        alpha, gamma = a.get("alpha", 1.67326319217681884765625), a.get("gamma", 1.05070102214813232421875)
+        return [gamma * np.where(x > 0, x, alpha * (np.exp(x) - 1.0))]
+    if op == "HardSigmoid":
+        return [np.clip(a.get("alpha", 0.2) * x + a.get("beta", 0.5), 0.0, 1.0)]
+    if op == "Clip":
+        if opset < 11:
+            raise UnsupportedError("Clip before opset 11")
+        lo = args[1] if len(args) > 1 and args[1] is not None else None
+        hi = args[2] if len(args) > 2 and args[2] is not None else None
+        if lo is not None:
+            x = np.maximum(x, lo)
+        if hi is not None:
+            x = np.minimum(x, hi)
+        return [x]
+    if op == "PRelu":
+        try:
+            return [np.where(x > 0, x, x * args[1])]
+        except ValueError:  # the slope of opsets < 7 broadcasts from axis 1
+            raise UnsupportedError(f"PRelu slope {args[1].shape} for input {x.shape}") from None
+    if op == "Where":
+        return [np.where(args[0], args[1], args[2])]
+    if op == "Greater":
+        return [np.greater(args[0], args[1])]
+    if op == "Cast":
+        to = a["to"]
+        if to not in _TYPES or x.dtype not in [np.dtype(t) for t in _TYPES.values()]:
+            raise UnsupportedError(f"Cast to {to}")
+        return [_widen(x.astype(_TYPES[to]))]
+    if op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"):
+        fn = {"ReduceSum": np.sum, "ReduceMean": np.mean, "ReduceMax": np.max, "ReduceMin": np.min}[op]
+        axes = _axes_of(node, args, a, opset, 13 if op == "ReduceSum" else 18)
+        return [_reduce(fn, x, axes, a.get("keepdims", 1), a.get("noop_with_empty_axes", 0))]
+    if op == "LogSoftmax":
+        if opset < 13:
+            raise UnsupportedError("LogSoftmax before opset 13")
+        axis = a.get("axis", -1)
+        m = np.max(x, axis=axis, keepdims=True)
+        return [x - m - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))]
+    if op == "Squeeze":
+        axes = _axes_of(node, args, a, opset, 13)
+        if axes is None:
+            return [np.squeeze(x)]
+        return [np.squeeze(x, axis=tuple(int(i) % x.ndim for i in axes))]
+    if op == "Unsqueeze":
+        axes = _axes_of(node, args, a, opset, 13)
+        rank = x.ndim + len(axes)
+        out = x
+        for i in sorted(int(i) % rank for i in axes):
+            out = np.expand_dims(out, i)
+        return [out]
+    if op == "Expand":
+        shape = [int(s) for s in args[1]]
+        return [x * np.ones(shape, dtype=x.dtype)]
+    if op == "Concat":
+        return [np.concatenate(args, axis=a["axis"])]
+    if op == "Slice":
+        if opset < 10:
+            raise UnsupportedError("Slice before opset 10")
+        get = lambda i: args[i] if len(args) > i and args[i] is not None else None  # noqa: E731
+        return [_slice(x, args[1], args[2], get(3), get(4))]
+    if op == "Split":
+        axis = a.get("axis", 0)
+        if opset >= 13:
+            split = args[1] if len(args) > 1 and args[1] is not None else None
+        else:
+            split = a.get("split")
+        if split is None:
+            return np.array_split(x, len(node.output), axis=axis)
+        return np.split(x, np.cumsum([int(s) for s in split])[:-1], axis=axis)
+    if op == "Pad":
+        if opset < 11:
+            raise UnsupportedError("Pad before opset 11")
+        if len(args) > 3:
+            raise UnsupportedError("Pad with axes")
+        value = args[2] if len(args) > 2 and args[2] is not None else 0
+        return [_pad(x, args[1], value, _decode(a.get("mode", "constant")))]
+    if op == "Gather":
+        idx = np.asarray(args[1]).astype(np.int64)
+        return [np.take(x, idx, axis=a.get("axis", 0))]
+    if op == "AveragePool":
+        return [_average_pool(x, a)]
+    if op == "ConvTranspose":
+        return [_conv_transpose(x, args[1], args[2] if len(args) > 2 else None, a)]
+    if op == "CumSum":
+        return [_cumsum(x, int(np.asarray(args[1]).reshape(-1)[0]), a.get("exclusive", 0), a.get("reverse", 0))]
+    if op == "Tile":
+        return [np.tile(x, [int(r) for r in args[1]])]
+    if op == "Einsum":
+        return [np.einsum(_decode(a["equation"]), *args)]
+    if op == "GatherElements":
+        axis = a.get("axis", 0)
+        idx = np.asarray(args[1]).astype(np.int64)
+        return [np.take_along_axis(x, np.where(idx < 0, idx + x.shape[axis], idx), axis=axis)]
+    if op == "TopK":
+        axis, k = a.get("axis", -1), int(np.asarray(args[1]).reshape(-1)[0])
+        if not a.get("sorted", 1):
+            raise UnsupportedError("TopK sorted=0")
+        # Ties keep the lower index first (a stable sort of the keys).
+        order = np.argsort(-x if a.get("largest", 1) else x, axis=axis, kind="stable")
+        order = np.take(order, np.arange(k), axis=axis)
+        return [np.take_along_axis(x, order, axis=axis), order.astype(np.int64)]
+    if op == "ReduceProd":
+        axes = _axes_of(node, args, a, opset, 18)
+        return [_reduce(np.prod, x, axes, a.get("keepdims", 1), a.get("noop_with_empty_axes", 0))]
+    if op == "ReduceL2":
+        axes = _axes_of(node, args, a, opset, 18)
+        return [np.sqrt(_reduce(np.sum, x * x, axes, a.get("keepdims", 1), a.get("noop_with_empty_axes", 0)))]
+    if op == "InstanceNormalization":
+        axes = tuple(range(2, x.ndim))
+        mean = np.mean(x, axis=axes, keepdims=True)
+        var = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        return [(x - mean) / np.sqrt(var + a.get("epsilon", 1e-5)) * args[1].reshape(shape)
+                + args[2].reshape(shape)]
+    raise UnsupportedError(f"op {op}")
+
+
 # --- the interpreter -------------------------------------------------------------
 
 def _run_node(node, args, opset):
@@ -266,7 +515,7 @@ def _run_node(node, args, opset):
         return [np.transpose(x, a.get("perm"))]
     if op == "Constant":
         return [_constant(a)]
-    raise UnsupportedError(f"op {op}")
+    return _run_more(node, args, opset, a)
 
 
 def run_model(model, inputs):
@@ -284,6 +533,8 @@ def run_model(model, inputs):
         if node.domain not in ("", "ai.onnx"):
             raise UnsupportedError(f"op {node.domain}.{node.op_type}")
         args = [env[name] if name else None for name in node.input]
+        if node.op_type == "Split" and len(args) > 1 and args[1] is None:
+            args = args[:1]
         while args and args[-1] is None:
             args.pop()
         try:
@@ -306,7 +557,14 @@ def graph_inputs(model):
 
 SELF_TEST_OPS = {"MatMul", "Add", "Sub", "Mul", "Div", "Relu", "Erf", "Softmax",
                  "LayerNormalization", "Conv", "BatchNormalization", "MaxPool",
-                 "GlobalAveragePool", "Flatten", "Gemm", "Reshape", "Transpose", "Constant"}
+                 "GlobalAveragePool", "Flatten", "Gemm", "Reshape", "Transpose", "Constant",
+                 "Pow", "Min", "Max", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh",
+                 "Sigmoid", "LeakyRelu", "Elu", "Selu", "Softplus", "HardSigmoid", "HardSwish",
+                 "Clip", "PRelu", "Where", "Cast", "Greater", "ReduceSum", "ReduceMean",
+                 "ReduceMax", "ReduceMin", "LogSoftmax", "Squeeze", "Unsqueeze", "Expand",
+                 "Concat", "Slice", "Split", "Pad", "Gather", "AveragePool",
+                 "InstanceNormalization", "ConvTranspose", "CumSum", "Tile", "ReduceL2", "Floor",
+                 "Ceil", "GatherElements", "TopK", "ReduceProd", "Einsum"}
 
 
 def _load_tensor(path):

@@ -111,6 +111,12 @@ static cl::opt<double> weightDecay("weight-decay",
 static cl::opt<double> gradClip("grad-clip",
                                 cl::desc("Clip the gradients' global L2 norm to this (0: off)"),
                                 cl::init(0));
+static cl::opt<std::string> gradients(
+    "gradients",
+    cl::desc("Add the entry forward_grad: the gradients of forward's float inputs, and of the "
+             "initializers whose name matches REGEX, given a cotangent of each output "
+             "(docs/training.md)"),
+    cl::value_desc("REGEX"), cl::ValueOptional);
 static cl::opt<bool> elideWeights("elide-weights",
                                   cl::desc("Print large constants as '...' in text output"));
 
@@ -190,6 +196,8 @@ int main(int argc, char **argv) {
   options.eps = eps;
   options.weightDecay = weightDecay;
   options.gradClip = gradClip;
+  options.gradients = gradients.getNumOccurrences() > 0;
+  options.gradientConstants = gradients;
   bool binary = emit == nncc::EmitKind::Object || emit == nncc::EmitKind::Module;
   std::string output = outputPath;
   if (output.empty())

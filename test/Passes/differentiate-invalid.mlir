@@ -1,0 +1,46 @@
+// RUN: nncc-opt %s -nncc-differentiate -split-input-file -verify-diagnostics
+
+// An op on a path from an input to an output without a gradient rule: the
+// error names the ONNX node and the op.
+func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<8xf32> {nn.name = "y"}) {
+  %0 = nn.exp %x : tensor<4xf32>
+  // expected-error@unknown {{node 'upsample' (nn.resize): no gradient rule for this op}}
+  %1 = nn.resize %0 {scales = array<f64: 2.0>, roi = array<f64>, mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", cubic_coeff_a = -0.75 : f64, exclude_outside = false, extrapolation_value = 0.0 : f64} : (tensor<4xf32>) -> tensor<8xf32> loc("upsample")
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+// Einsum's rule has no diagonal (a letter repeated in one term).
+func.func @forward(%x: tensor<3x3xf32> {nn.name = "x"}) -> (tensor<3xf32> {nn.name = "y"}) {
+  // expected-error@+1 {{gradient: a letter repeated in 'ii' (a diagonal) has no rule}}
+  %0 = nn.einsum %x {equation = "ii->i"} : (tensor<3x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// A rule that cannot handle the op's form says why.
+func.func @forward(%x: tensor<2x3xf32> {nn.name = "x"}, %axes: tensor<1xi64> {nn.name = "axes"}) -> (tensor<1x3xf32> {nn.name = "y"}) {
+  // expected-error@+1 {{gradient: the reduced axes must be known at compile time}}
+  %0 = nn.reduce_sum %x, %axes {keepdims = true} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<1x3xf32>
+  return %0 : tensor<1x3xf32>
+}
+
+// -----
+
+// Rules work out shapes at compile time.
+func.func @forward(%x: tensor<?x3xf32> {nn.name = "x"}) -> (tensor<?x3xf32> {nn.name = "y"}) {
+  // expected-error@unknown {{node 'act' (nn.tanh): gradients need static shapes (fix the input dims with --shape)}}
+  %0 = nn.tanh %x : tensor<?x3xf32> loc("act")
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+// expected-error@+1 {{nncc-differentiate: no function 'forward' to differentiate}}
+module {
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
