@@ -124,6 +124,11 @@ FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRe
     wrt.push_back({body.getArgument(index), name});
   }
 
+  for (auto &[arg, name] : wrt)
+    if (!cast<RankedTensorType>(arg.getType()).hasStaticShape())
+      return entry.emitError("nncc-differentiate: '")
+             << name << "' has a dynamic shape; gradients need static ones (fix the dims with --shape)";
+
   // One cotangent argument per float result.
   DenseMap<Value, Value> cotangents;
   b.setInsertionPoint(ret);
