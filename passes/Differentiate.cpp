@@ -78,34 +78,21 @@ struct DifferentiatePass : nncc::impl::DifferentiatePassBase<DifferentiatePass> 
   }
 };
 
-} // namespace
-
-FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRef wrtConstants) {
-  std::string gradName = (entry.getName() + "_grad").str();
-  auto module = entry->getParentOfType<ModuleOp>();
-  if (module.lookupSymbol(gradName))
-    return entry.emitError("nncc-differentiate: '") << gradName << "' exists already";
-  if (!llvm::hasSingleElement(entry.getBody()))
-    return entry.emitError("nncc-differentiate: expects a single-block function");
-  std::string regexError;
-  if (!wrtConstants.empty() && !llvm::Regex(wrtConstants).isValid(regexError))
-    return entry.emitError("nncc-differentiate: wrt-constants '") << wrtConstants << "': " << regexError;
-
-  OpBuilder b(entry.getContext());
-  b.setInsertionPointAfter(entry);
-  auto func = cast<func::FuncOp>(b.clone(*entry));
-  func.setName(gradName);
-  func.setPublic();
+/// Turns `func`, a clone of the entry, into its gradient function.
+LogicalResult differentiate(func::FuncOp entry, func::FuncOp func, StringRef wrtConstants) {
+  OpBuilder b(func.getContext());
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Location loc = func.getLoc();
+  auto named = [&](StringRef name) { return b.getDictionaryAttr(b.getNamedAttr("nn.name", b.getStringAttr(name))); };
 
   // Differentiated values: float arguments, then the selected constants
   // turned into arguments, in this order.
   SmallVector<std::pair<BlockArgument, std::string>> wrt;
   for (BlockArgument arg : body.getArguments())
     if (isFloatTensor(arg.getType()))
-      wrt.push_back({arg, nameOf(func.getArgAttrDict(arg.getArgNumber()), "arg" + std::to_string(arg.getArgNumber()))});
+      wrt.push_back({arg, nameOf(func.getArgAttrDict(arg.getArgNumber()),
+                                 "arg" + std::to_string(arg.getArgNumber()))});
   // Simplification may have folded several initializers into one constant
   // named after the node that did it (a BatchNorm folded into a Conv, fused
   // Q/K/V weights): names are made unique with a #k suffix.
@@ -117,12 +104,16 @@ FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRe
     std::string name = nn::nodeNames(c.getLoc());
     for (std::string base = name; uses[name]++ > 0;)
       name = base + "#" + std::to_string(uses[base]);
-    if (failed(func.insertArgument(index, c.getType(), b.getDictionaryAttr(b.getNamedAttr("nn.name", b.getStringAttr(name))), c.getLoc())))
+    if (failed(func.insertArgument(index, c.getType(), named(name), c.getLoc())))
       return failure();
     c.getResult().replaceAllUsesWith(body.getArgument(index));
     c.erase();
     wrt.push_back({body.getArgument(index), name});
   }
+  for (auto &[arg, name] : wrt)
+    if (!cast<RankedTensorType>(arg.getType()).hasStaticShape())
+      return entry.emitError("nncc-differentiate: '")
+             << name << "' has a dynamic shape; gradients need static ones (fix the dims with --shape)";
 
   // One cotangent argument per float result.
   DenseMap<Value, Value> cotangents;
@@ -132,7 +123,7 @@ FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRe
       continue;
     unsigned index = func.getNumArguments();
     std::string name = "d_" + nameOf(entry.getResultAttrDict(i), "output" + std::to_string(i));
-    if (failed(func.insertArgument(index, result.getType(), b.getDictionaryAttr(b.getNamedAttr("nn.name", b.getStringAttr(name))), loc)))
+    if (failed(func.insertArgument(index, result.getType(), named(name), loc)))
       return failure();
     accumulate(b, cotangents, result, body.getArgument(index));
   }
@@ -151,6 +142,10 @@ FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRe
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
+  auto dynamic = [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return !r || !r.hasStaticShape();
+  };
   for (Operation *op : llvm::reverse(forward)) {
     SmallVector<Value> resultGrads;
     bool any = false;
@@ -167,10 +162,6 @@ FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRe
     if (!rule)
       return op->emitError("node '") << node << "' (" << op->getName() << "): no gradient rule for this op";
     // The rules work out shapes at compile time.
-    auto dynamic = [](Type t) {
-      auto r = dyn_cast<RankedTensorType>(t);
-      return !r || !r.hasStaticShape();
-    };
     if (llvm::any_of(op->getOperandTypes(), dynamic) || llvm::any_of(op->getResultTypes(), dynamic))
       return op->emitError("node '") << node << "' (" << op->getName()
                                      << "): gradients need static shapes (fix the input dims with --shape)";
@@ -197,12 +188,37 @@ FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRe
     Value g = cotangents.lookup(arg);
     grads.push_back(g ? g : nn::grad::GradBuilder(b, loc).zeros(cast<RankedTensorType>(arg.getType())));
     types.push_back(arg.getType());
-    attrs.push_back(b.getDictionaryAttr(b.getNamedAttr("nn.name", b.getStringAttr("d_" + name))));
+    attrs.push_back(named("d_" + name));
   }
   func::ReturnOp::create(b, ret.getLoc(), grads);
   ret.erase();
   func.setType(b.getFunctionType(body.getArgumentTypes(), types));
   func.setAllResultAttrs(attrs);
   eraseDeadOps(body);
+  return success();
+}
+
+} // namespace
+
+FailureOr<func::FuncOp> nncc::buildGradientFunction(func::FuncOp entry, StringRef wrtConstants) {
+  std::string gradName = (entry.getName() + "_grad").str();
+  auto module = entry->getParentOfType<ModuleOp>();
+  if (module.lookupSymbol(gradName))
+    return entry.emitError("nncc-differentiate: '") << gradName << "' exists already";
+  if (!llvm::hasSingleElement(entry.getBody()))
+    return entry.emitError("nncc-differentiate: expects a single-block function");
+  std::string regexError;
+  if (!wrtConstants.empty() && !llvm::Regex(wrtConstants).isValid(regexError))
+    return entry.emitError("nncc-differentiate: wrt-constants '") << wrtConstants << "': " << regexError;
+  OpBuilder b(entry.getContext());
+  b.setInsertionPointAfter(entry);
+  auto func = cast<func::FuncOp>(b.clone(*entry));
+  func.setName(gradName);
+  func.setPublic();
+  // A failure leaves the module as it was.
+  if (failed(differentiate(entry, func, wrtConstants))) {
+    func.erase();
+    return failure();
+  }
   return func;
 }
