@@ -132,7 +132,7 @@ func.func @forward(%x: tensor<1x4x6x6xf32> {nn.name = "x"}, %w: tensor<2x2x3x3xf
 // CHECK: %[[DS:[a-z0-9_]+]] = nn.reduce_sum %{{.*}} {axes = array<i64: 0>, keepdims = true} : (tensor<3x8xf32>) -> tensor<1x8xf32>
 // CHECK: nn.reshape %[[DS]] : (tensor<1x8xf32>) -> tensor<8xf32>
 func.func @forward(%x: tensor<3x8xf32> {nn.name = "x"}, %s: tensor<8xf32> {nn.name = "s"}) -> (tensor<3x8xf32> {nn.name = "y"}) {
-  %0 = nn.layer_norm %x, %s {axis = -1 : i64, epsilon = 1.0e-5 : f64} : (tensor<3x8xf32>, tensor<8xf32>) -> tensor<3x8xf32>
+  %0 = nn.layer_norm %x, %s {axis = 1 : i64, epsilon = 1.0e-5 : f64} : (tensor<3x8xf32>, tensor<8xf32>) -> tensor<3x8xf32>
   return %0 : tensor<3x8xf32>
 }
 
