@@ -24,12 +24,15 @@ struct MakeWeightsMutablePass : nncc::impl::MakeWeightsMutablePassBase<MakeWeigh
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::Regex regex("^(" + names + ")$");
+    llvm::Regex regex("^(" + names + ")$"), excluded("^(" + exclude + ")$");
     std::string why;
-    if (!regex.isValid(why)) {
-      module.emitError("nncc-make-weights-mutable: names '") << names << "' is no regular expression: " << why;
-      return signalPassFailure();
-    }
+    for (auto [option, value, re] : {std::tuple<const char *, std::string, llvm::Regex *>{"names", names, &regex},
+                                     {"exclude", exclude, &excluded}})
+      if (!re->isValid(why)) {
+        module.emitError("nncc-make-weights-mutable: ") << option << " '" << value
+                                                        << "' is no regular expression: " << why;
+        return signalPassFailure();
+      }
     SymbolTable symbols(module);
     // One global per weight name (and value: folding may give two constants
     // one name), created in first-use order at the top of the module.
@@ -43,7 +46,8 @@ struct MakeWeightsMutablePass : nncc::impl::MakeWeightsMutablePassBase<MakeWeigh
     for (nn::ConstantOp c : constants) {
       auto name = dyn_cast<NameLoc>(c.getLoc());
       auto type = cast<RankedTensorType>(c.getType());
-      if (!name || !isa<FloatType>(type.getElementType()) || !regex.match(name.getName().strref()))
+      if (!name || !isa<FloatType>(type.getElementType()) || !regex.match(name.getName().strref()) ||
+          (!exclude.empty() && excluded.match(name.getName().strref())))
         continue;
       auto &global = globals[{name.getName(), c.getValue()}];
       if (!global) {

@@ -73,7 +73,8 @@ def MakeWeightsMutablePass : Pass<"nncc-make-weights-mutable", "mlir::ModuleOp">
   let summary = "Weights whose names match become module state a session may update";
   let description = [{
     Every floating-point `nn.constant` of an entry whose name (the ONNX
-    initializer) fully matches the regular expression `names` becomes an
+    initializer) fully matches the regular expression `names`, and not
+    `exclude`, becomes an
     `ml_program.global private mutable` starting from the constant's value,
     read with `ml_program.global_load`: the runtime keeps it per session on
     its device (NNCC_BUFFER_STATE), where the C and C++ APIs read and write
@@ -84,6 +85,8 @@ def MakeWeightsMutablePass : Pass<"nncc-make-weights-mutable", "mlir::ModuleOp">
   let options = [
     Option<"names", "names", "std::string", /*default=*/"\".*\"",
            "regular expression over weight (initializer) names">,
+    Option<"exclude", "exclude", "std::string", /*default=*/"\"\"",
+           "regular expression over names that stay constants (empty: none)">,
   ];
   let dependentDialects = ["mlir::ml_program::MLProgramDialect"];
 }
@@ -165,6 +168,41 @@ def DifferentiatePass : Pass<"nncc-differentiate", "mlir::ModuleOp"> {
            "regex over constant names (whole name): these become arguments and get gradients; empty: none">,
   ];
   let dependentDialects = ["nncc::nn::NNDialect", "mlir::func::FuncDialect"];
+}
+
+def AddTrainStepPass : Pass<"nncc-add-train-step", "mlir::ModuleOp"> {
+  let summary = "The `train_step` and `eval_step` entries: forward, loss, backward, update";
+  let description = [{
+    Adds `train_step(inputs..., labels, lr) -> loss`: `forward`, the loss of
+    nncc-add-loss, its gradients with respect to every trainable weight (the
+    mutable f32 globals, by nncc-differentiate's rules, the forward
+    recomputed once: canonicalization merges the copies), and one optimizer
+    step of nncc-add-optimizer with the run-time learning rate `lr`, which
+    updates the weights and the optimizer state in place. The loss returned
+    is the one before the update. Also adds `eval_step` (the loss alone).
+    Weights no path leads from to the loss are not updated (torch.optim
+    skips parameters without a gradient).
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
+           "cross-entropy, mse or output">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "the model output the loss reads (default: the only one)">,
+    Option<"labelName", "label-name", "std::string", /*default=*/"\"labels\"",
+           "the name of the labels input">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9", "SGD momentum">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0",
+           "L2 penalty (decoupled for adamw)">,
+    Option<"gradClip", "grad-clip", "double", /*default=*/"0",
+           "max global L2 norm of the gradients; 0: no clipping">,
+  ];
+  let dependentDialects = ["nncc::nn::NNDialect", "mlir::ml_program::MLProgramDialect",
+                           "mlir::func::FuncDialect"];
 }
 
 #endif // NNCC_PASSES

@@ -30,6 +30,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
@@ -339,10 +340,11 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
   // Before simplification: a weight the user may change is never folded
   // into another constant (BatchNorm into a convolution, Q/K/V merged).
   if (!options.mutableWeights.empty())
-    pm.addPass(createMakeWeightsMutablePass(MakeWeightsMutablePassOptions{options.mutableWeights}));
-  if (!options.loss.empty())
+    pm.addPass(createMakeWeightsMutablePass(
+        MakeWeightsMutablePassOptions{options.mutableWeights, options.frozenWeights}));
+  if (!options.loss.empty() && !options.train)
     pm.addPass(createAddLossPass(AddLossPassOptions{options.loss, options.lossOutput, options.labelName}));
-  if (!options.optimizer.empty())
+  if (!options.optimizer.empty() && !options.train)
     pm.addPass(createAddOptimizerPass(AddOptimizerPassOptions{
         options.optimizer, options.momentum, options.beta1, options.beta2, options.eps,
         options.weightDecay, options.gradClip}));
@@ -353,6 +355,22 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
     differentiate.entry = options.import.entryName;
     differentiate.wrtConstants = options.gradientConstants;
     pm.addPass(createDifferentiatePass(differentiate));
+  }
+  if (options.train) {
+    AddTrainStepPassOptions train{options.loss.empty() ? "cross-entropy" : options.loss,
+                                  options.lossOutput,
+                                  options.labelName,
+                                  options.optimizer.empty() ? "sgd" : options.optimizer,
+                                  options.momentum,
+                                  options.beta1,
+                                  options.beta2,
+                                  options.eps,
+                                  options.weightDecay,
+                                  options.gradClip};
+    pm.addPass(createAddTrainStepPass(train));
+    // The forward inside train_step is computed once (its copies merge).
+    pm.addPass(mlir::createCanonicalizerPass());
+    pm.addPass(mlir::createCSEPass());
   }
   if (autocasts(options.precision)) {
     AutocastPassOptions autocast;

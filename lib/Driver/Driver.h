@@ -81,6 +81,12 @@ struct CompileOptions {
   /// that become module state a session may read and write
   /// (`--mutable-weights`); empty: none.
   std::string mutableWeights;
+  /// Weights that stay constants although `mutableWeights` matches them
+  /// (`--freeze`).
+  std::string frozenWeights;
+  /// `--train`: adds `train_step` and `eval_step` (loss, optimizer options
+  /// below; the trainable weights are `mutableWeights`).
+  bool train = false;
   /// `--loss`: adds the `eval_step` entry (empty: none), reading output
   /// `lossOutput` (empty: the only one) and labels named `labelName`.
   std::string loss, lossOutput, labelName = "labels";
@@ -131,7 +137,8 @@ void loadCompilerDialects(mlir::MLIRContext &context);
 /// The passes from the imported nn module to exec, as one pipeline:
 /// nncc-make-weights-mutable with `--mutable-weights`, nncc-add-loss with
 /// `--loss`, nncc-add-optimizer with `--optimizer`, simplification
-/// (unless `noSimplify`), nncc-differentiate for `gradients`, nncc-autocast
+/// (unless `noSimplify`), nncc-differentiate for `gradients`,
+/// nncc-add-train-step then canonicalization for `train`, nncc-autocast
 /// for bf16, fp16 and
 /// mixed precision, and, past `EmitKind::NN`, nncc-insert-index-checks and
 /// nncc-lower-nn-to-exec for the plan the targets run.

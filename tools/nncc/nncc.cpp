@@ -86,6 +86,17 @@ static cl::opt<std::string> mutableWeights(
              "session keeps them on its device, readable and writable through the runtime API "
              "(--mutable-weights alone: all float weights)"),
     cl::value_desc("REGEX"), cl::ValueOptional);
+static cl::opt<bool> train(
+    "train", cl::desc("Add the entries train_step(inputs..., labels, lr) -> loss and eval_step "
+                      "(--loss, --optimizer; the weights --trainable selects are updated in "
+                      "place; docs/training.md)"));
+static cl::opt<std::string> trainable(
+    "trainable", cl::desc("With --train: the initializers trained (full-name regex; default all "
+                          "float initializers)"),
+    cl::value_desc("REGEX"));
+static cl::opt<std::string> freeze(
+    "freeze", cl::desc("With --train: initializers that stay constants (full-name regex)"),
+    cl::value_desc("REGEX"));
 static cl::opt<std::string> loss(
     "loss",
     cl::desc("Add the entry eval_step(inputs..., labels) -> loss: cross-entropy (int64 class "
@@ -186,6 +197,16 @@ int main(int argc, char **argv) {
   options.keepFp32.assign(keepFp32.begin(), keepFp32.end());
   if (mutableWeights.getNumOccurrences())
     options.mutableWeights = mutableWeights.empty() ? ".*" : mutableWeights.getValue();
+  options.train = train;
+  if (train) {
+    if (mutableWeights.getNumOccurrences())
+      return fail(llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                          "--train: name the weights it updates with --trainable, not --mutable-weights"));
+    options.mutableWeights = trainable.empty() ? ".*" : trainable.getValue();
+    options.frozenWeights = freeze;
+  } else if (trainable.getNumOccurrences() || freeze.getNumOccurrences()) {
+    return fail(llvm::createStringError(llvm::inconvertibleErrorCode(), "--trainable and --freeze need --train"));
+  }
   options.loss = loss;
   options.lossOutput = lossOutput;
   options.labelName = labelName;
