@@ -4,6 +4,8 @@
 //            [--output-dir O] [--compare D [--rtol R] [--atol A]] [--bench N]
 //            [--threads T] [--profile trace.json] [--set-state NAME=FILE.pb]...
 //            [--state-out DIR]
+//   nncc-run model.so --train --data DIR [--steps N | --epochs E] [--lr F]
+//            [--seed S] [--shuffle] [--loss-file F] [--set-state ...] [--state-out DIR]
 //
 // Inputs and outputs are ONNX TensorProto files in the backend-test layout:
 // input_K.pb is the K-th input of the entry in signature order, output_K.pb
@@ -13,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "Compare.h"
 #include "TensorProto.h"
+#include "Train.h"
 #include "nncc/runtime.hpp"
 
 #include <algorithm>
@@ -34,6 +37,8 @@ const char kUsage[] =
     "                [--output-dir O] [--compare D] [--rtol R] [--atol A]\n"
     "                [--bench N] [--threads T] [--profile trace.json]\n"
     "                [--set-state NAME=FILE.pb]... [--state-out DIR]\n"
+    "       nncc-run model.so --train --data DIR [--steps N | --epochs E] [--lr F]\n"
+    "                [--seed S] [--shuffle] [--loss-file F] [--state-out DIR]\n"
     "\n"
     "  --info          prints what the module holds (entries, CPU level and features, GPU\n"
     "                  code) and exits; no inputs needed\n"
@@ -51,11 +56,17 @@ const char kUsage[] =
     "                  (NNCC_PROFILE=F does the same)\n"
     "  --set-state NAME=FILE.pb\n"
     "                  sets module state NAME (nncc --mutable-weights) before the runs\n"
-    "  --state-out DIR writes DIR/state_K.pb, the K-th module state, after the runs\n";
+    "  --state-out DIR writes DIR/state_K.pb, the K-th module state, after the runs\n"
+    "  --train         runs train_step (nncc --train) over DIR/<input>.npy (one file per\n"
+    "                  input and the labels, samples along the first axis): --steps N, or\n"
+    "                  --epochs E (default 1), --lr F (default 0.01), --shuffle with --seed S,\n"
+    "                  --loss-file F (one loss per line)\n";
 
 struct Options {
   std::string model, device = "cpu", entry, inputDir, outputDir, compareDir, profile, stateOut;
   std::vector<std::pair<std::string, std::string>> setStates; // name, file
+  bool train = false;
+  nncc::tools::TrainOptions training;
   double rtol = 1e-3, atol = 1e-5;
   long bench = 0;
   int threads = 0;
@@ -93,6 +104,10 @@ Options parseArgs(int argc, char **argv) {
     }
     if (arg == "--info") {
       o.info = true;
+      continue;
+    }
+    if (arg == "--train" || arg == "--shuffle") {
+      (arg == "--train" ? o.train : o.training.shuffle) = true;
       continue;
     }
     if (arg.compare(0, 2, "--") != 0) {
@@ -136,6 +151,18 @@ Options parseArgs(int argc, char **argv) {
       o.setStates.emplace_back(value.substr(0, split), value.substr(split + 1));
     } else if (flag == "--state-out")
       o.stateOut = value;
+    else if (flag == "--data")
+      o.training.dataDir = value;
+    else if (flag == "--steps")
+      o.training.steps = parseInt(flag, value, 1, 1000000000);
+    else if (flag == "--epochs")
+      o.training.epochs = parseInt(flag, value, 1, 1000000);
+    else if (flag == "--lr")
+      o.training.lr = parseDouble(flag, value);
+    else if (flag == "--seed")
+      o.training.seed = static_cast<uint64_t>(parseInt(flag, value, 0, 2147483647));
+    else if (flag == "--loss-file")
+      o.training.lossFile = value;
     else if (flag == "--profile") {
       if (value.empty())
         usageError("--profile needs a file name");
@@ -146,7 +173,11 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty())
     usageError("no module given");
-  if (o.inputDir.empty() && !o.info)
+  if (o.train && o.training.dataDir.empty())
+    usageError("--train needs --data DIR");
+  if (o.train && o.training.steps > 0 && o.training.epochs > 0)
+    usageError("--steps and --epochs exclude each other");
+  if (o.inputDir.empty() && !o.info && !o.train)
     usageError("--input-dir is required");
   return o;
 }
@@ -267,11 +298,31 @@ int printInfo(const nncc::Module &module, const std::string &path) {
   return 0;
 }
 
+/// --state-out DIR: DIR/state_K.pb, the K-th module state (nothing without DIR).
+void writeStates(const nncc::Module &module, nncc::Session &session, const std::string &dir) {
+  if (dir.empty())
+    return;
+  std::vector<nncc::TensorInfo> states = module.states();
+  for (size_t k = 0; k < states.size(); ++k) {
+    nncc::Tensor t = session.state(states[k].name);
+    HostTensor h;
+    h.name = states[k].name;
+    h.dtype = static_cast<int32_t>(t.dtype());
+    h.dims = t.dims();
+    const uint8_t *p = static_cast<const uint8_t *>(t.data());
+    h.data.assign(p, p + t.bytes());
+    std::string path = dir + "/state_" + std::to_string(k) + ".pb", error;
+    if (!nncc::tools::writeTensorProtoFile(path, h, &error))
+      throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT, error);
+  }
+  std::printf("wrote %zu state%s to %s\n", states.size(), states.size() == 1 ? "" : "s", dir.c_str());
+}
+
 int run(const Options &o) {
   nncc::Module module = nncc::Module::load(o.model);
   if (o.info)
     return printInfo(module, o.model);
-  nncc::EntryInfo entry = pickEntry(module, o.entry);
+  nncc::EntryInfo entry = pickEntry(module, o.train ? "train_step" : o.entry);
   nncc::SessionOptions sessionOptions{o.threads};
   if (!o.profile.empty())
     sessionOptions.profile = o.profile;
@@ -297,6 +348,11 @@ int run(const Options &o) {
     } catch (const nncc::Error &e) {
       throw nncc::Error(e.status(), file + ": " + e.what());
     }
+  }
+  if (o.train) {
+    nncc::tools::train(module, session, o.training);
+    writeStates(module, session, o.stateOut);
+    return 0;
   }
 
   // Inputs: read once, then used in place by every run.
@@ -419,23 +475,7 @@ int run(const Options &o) {
     std::printf("median %.4g ms (min %.4g ms, max %.4g ms, %zu runs)\n", median, sorted.front(),
                 sorted.back(), n);
   }
-  if (!o.stateOut.empty()) {
-    std::vector<nncc::TensorInfo> states = module.states();
-    for (size_t k = 0; k < states.size(); ++k) {
-      nncc::Tensor t = session.state(states[k].name);
-      HostTensor h;
-      h.name = states[k].name;
-      h.dtype = static_cast<int32_t>(t.dtype());
-      h.dims = t.dims();
-      const uint8_t *p = static_cast<const uint8_t *>(t.data());
-      h.data.assign(p, p + t.bytes());
-      std::string path = o.stateOut + "/state_" + std::to_string(k) + ".pb", error;
-      if (!nncc::tools::writeTensorProtoFile(path, h, &error))
-        throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT, error);
-    }
-    std::printf("wrote %zu state%s to %s\n", states.size(), states.size() == 1 ? "" : "s",
-                o.stateOut.c_str());
-  }
+  writeStates(module, session, o.stateOut);
   if (profiling) {
     printProfile(module, session, entry);
     std::string path = session.profilePath();

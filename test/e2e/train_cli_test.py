@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""Training from the command line alone: `nncc --train` and `nncc-run --train --data DIR`.
+
+    /usr/bin/python3 test/e2e/train_cli_test.py --nncc build/bin/nncc --nncc-run build/bin/nncc-run
+        [--work-dir DIR] [--seed S]
+
+A synthetic separable classification task (10 classes; each sample is its
+class's template plus Gaussian noise: a random vector for the MLP, a color
+for the CNN, whose global pooling keeps colors) in .npy files, for the example
+MLP (64 features) and CNN (3x32x32 images; its BatchNormalization
+statistics frozen): trained with `nncc-run --train --data DIR --epochs E
+--shuffle`, the weights written with --state-out, then `forward` with
+--set-state on held-out samples must classify >= 95% correctly. Also:
+--loss-file holds one loss per step with 9 significant digits, the same
+seed gives bit-identical losses, and bad data (wrong dtype, too few samples,
+a label out of range) is an error naming the file.
+Uses Debian's python3-onnx (run with /usr/bin/python3).
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
+BATCH = 16
+
+
+def dataset(shape, n, rng, templates):
+    labels = rng.integers(0, 10, size=n).astype(np.int64)
+    x = templates[labels] + 0.7 * rng.standard_normal((n,) + shape)
+    return x.astype(np.float32), labels
+
+
+def states_of(args, so):
+    info = run([args.nncc_run, so, "--info"], "nncc-run --info")
+    line = next(line for line in info.splitlines() if line.startswith("state: "))
+    return [part.split(" ")[0] for part in line[len("state: "):].split("], ")]
+
+
+def accuracy(args, so, states, state_dir, x, labels, work):
+    sets = [f"--set-state={s}={os.path.join(state_dir, f'state_{k}.pb')}" for k, s in enumerate(states)]
+    right = 0
+    for b in range(len(x) // BATCH):
+        d = os.path.join(work, f"eval{b}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "input_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(x[b * BATCH:(b + 1) * BATCH], "x").SerializeToString())
+        run([args.nncc_run, so, "--entry", "forward", "--input-dir", d, "--output-dir", d] + sets, "nncc-run forward")
+        out = read_tensor(os.path.join(d, "output_0.pb"))
+        right += int(np.sum(np.argmax(out, axis=1) == labels[b * BATCH:(b + 1) * BATCH]))
+    return right / (len(x) // BATCH * BATCH)
+
+
+def check_task(name, shape, flags, epochs, lr, args, work):
+    case = os.path.join(work, name)
+    data = os.path.join(case, "data")
+    os.makedirs(data, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+    if len(shape) == 1:  # features: a random template per class
+        templates = rng.standard_normal((10,) + shape)
+    else:  # images: a color per class (what a CNN's global pooling keeps), 10 corners of a cube
+        colors = np.array([[i >> 2 & 1, i >> 1 & 1, i & 1] for i in range(8)] + [[0.5, 0.5, 0], [0.5, 0, 0.5]],
+                          np.float64) * 4 - 2
+        templates = np.broadcast_to(colors[:, :, None, None], (10,) + shape).copy()
+    x, labels = dataset(shape, 640, rng, templates)
+    np.save(os.path.join(data, "x.npy"), x)
+    np.save(os.path.join(data, "labels.npy"), labels)
+    tx, tlabels = dataset(shape, 160, rng, templates)
+    so = os.path.join(case, f"{name}.so")
+    run([args.nncc, os.path.join(work, f"{name}.onnx"), "--train", "--target=cpu", "-o", so] + flags, "nncc --train")
+    state_dir = os.path.join(case, "trained")
+    os.makedirs(state_dir, exist_ok=True)
+    out = run([args.nncc_run, so, "--train", "--data", data, "--epochs", str(epochs), "--lr", str(lr), "--shuffle",
+               "--seed", "1", "--loss-file", os.path.join(case, "loss.txt"), "--state-out", state_dir],
+              "nncc-run --train")
+    losses = open(os.path.join(case, "loss.txt")).read().split()
+    steps = epochs * (640 // BATCH)
+    # %.9g: 9 significant digits (fewer only where they end in zeros).
+    digits = max(len(v.lstrip("-").split("e")[0].replace(".", "").lstrip("0")) for v in losses)
+    if len(losses) != steps or digits != 9 or not all(np.isfinite(float(v)) for v in losses):
+        return False, f"{name}: FAIL --loss-file has {len(losses)} lines (want {steps}), {digits} digits: {losses[:3]}"
+    acc = accuracy(args, so, states_of(args, so), state_dir, tx, tlabels, case)
+    last = [line for line in out.splitlines() if line.startswith("step ")][-1]
+    ok = acc >= 0.95
+    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} {steps} steps ({last}); held-out accuracy {acc:.1%}"
+
+
+def check_repeatable(args, work):
+    """The same data, seed and shuffle give bit-identical losses."""
+    so = os.path.join(work, "mlp", "mlp.so")
+    data = os.path.join(work, "mlp", "data")
+    files = []
+    for k in range(2):
+        f = os.path.join(work, f"repeat{k}.txt")
+        run([args.nncc_run, so, "--train", "--data", data, "--steps", "30", "--shuffle", "--seed", "7",
+             "--loss-file", f], "nncc-run --train")
+        files.append(open(f).read())
+    ok = files[0] == files[1] and len(files[0].split()) == 30
+    return ok, f"repeatable: {'ok  ' if ok else 'FAIL'} two runs with --seed 7 give {'the same' if ok else 'different'} losses"
+
+
+def check_bad_data(args, work):
+    so = os.path.join(work, "mlp", "mlp.so")
+    cases = {
+        "dtype": (lambda d: np.save(os.path.join(d, "x.npy"), np.zeros((64, 64), np.float64)), "x.npy: holds f64[64,64], input 'x' is f32[16,64]"),
+        "few": (lambda d: np.save(os.path.join(d, "x.npy"), np.zeros((8, 64), np.float32)), "x.npy: holds 8 samples; one batch of input 'x' needs 16"),
+        "label": (lambda d: np.save(os.path.join(d, "labels.npy"), np.full(64, 12, np.int64)), "labels.npy: step 1: entry 'train_step': input 'labels': a label is outside the classes [0, 10)"),
+    }
+    for what, (spoil, want) in cases.items():
+        d = os.path.join(work, f"bad-{what}")
+        os.makedirs(d, exist_ok=True)
+        np.save(os.path.join(d, "x.npy"), np.zeros((64, 64), np.float32))
+        np.save(os.path.join(d, "labels.npy"), np.zeros(64, np.int64))
+        spoil(d)
+        p = subprocess.run([args.nncc_run, so, "--train", "--data", d, "--steps", "2"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode == 0 or want not in p.stdout.replace(d + "/", ""):
+            return False, f"bad data: FAIL {what}: exit {p.returncode}, want '{want}' in: {p.stdout}"
+    return True, "bad data: ok   wrong dtype, too few samples and a label out of range name the file"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nncc", required=True)
+    parser.add_argument("--nncc-run", required=True)
+    parser.add_argument("--work-dir")
+    parser.add_argument("--seed", type=int, default=2)
+    args = parser.parse_args()
+    work, tmp = work_folder(args.work_dir, "nncc-train-cli-")
+    run([sys.executable, MAKE_MODELS, work, "--batch", str(BATCH)], "make_models.py")
+    checks = [
+        ("mlp", lambda: check_task("mlp", (64,), ["--optimizer=sgd"], 3, 0.05, args, work)),
+        ("cnn", lambda: check_task("cnn", (3, 32, 32), ["--optimizer=adam", "--freeze=.*_(mean|var)"], 2, 0.003,
+                                   args, work)),
+        ("repeatable", lambda: check_repeatable(args, work)),
+        ("bad data", lambda: check_bad_data(args, work)),
+    ]
+    return run_checks(checks, tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
