@@ -8,6 +8,7 @@
 #include "DType.h"
 #include "Device.h"
 #include "Module.h"
+#include "Checkpoint.h"
 #include "Session.h"
 #include "cpu/Blas.h"
 #if NNCC_RUNTIME_HAVE_CUDA
@@ -309,6 +310,22 @@ nncc_status nncc_session_write_state(nncc_session *session, const char *name, co
     if (!session || !name)
       return nullArgument("nncc_session_write_state");
     return unwrap(session)->writeState(name, data, bytes);
+  });
+}
+
+nncc_status nncc_session_save_checkpoint(nncc_session *session, const char *path) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return nullArgument("nncc_session_save_checkpoint");
+    return saveCheckpoint(*unwrap(session), path);
+  });
+}
+
+nncc_status nncc_session_load_checkpoint(nncc_session *session, const char *path) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return nullArgument("nncc_session_load_checkpoint");
+    return loadCheckpoint(*unwrap(session), path);
   });
 }
 

@@ -229,6 +229,14 @@ NNCC_RUNTIME_API nncc_status nncc_session_read_state(nncc_session *session, cons
 NNCC_RUNTIME_API nncc_status nncc_session_write_state(nncc_session *session, const char *name,
                                                       const void *data, int64_t bytes);
 
+/** Writes every module state of the session (weights, optimizer buffers,
+ *  the step count) to a checkpoint file (versioned, checksummed; replaced
+ *  only when complete), or sets them from one. A checkpoint loads into any
+ *  module with the same states by name, dtype and shape, and is refused,
+ *  naming the state, by another model's. */
+NNCC_RUNTIME_API nncc_status nncc_session_save_checkpoint(nncc_session *session, const char *path);
+NNCC_RUNTIME_API nncc_status nncc_session_load_checkpoint(nncc_session *session, const char *path);
+
 /* --- profiling (options.profile or NNCC_PROFILE) --- */
 
 /** The trace file the session writes ("" when it does not profile). With

@@ -444,6 +444,15 @@ public:
                                            static_cast<int64_t>(value.bytes())));
   }
 
+  /// Writes every module state to a checkpoint file, or sets them from one
+  /// (nncc_session_save_checkpoint).
+  void saveCheckpoint(const std::string &path) {
+    detail::check(nncc_session_save_checkpoint(session_.get(), path.c_str()));
+  }
+  void loadCheckpoint(const std::string &path) {
+    detail::check(nncc_session_load_checkpoint(session_.get(), path.c_str()));
+  }
+
   /// Runs `entry` writing into the caller's output tensors (no allocation
   /// for those; their types must match the signature). Outputs missing from
   /// `outputs` are allocated and inserted.

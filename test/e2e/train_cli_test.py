@@ -12,7 +12,9 @@ statistics frozen): trained with `nncc-run --train --data DIR --epochs E
 --shuffle`, the weights written with --state-out, then `forward` with
 --set-state on held-out samples must classify >= 95% correctly. Also:
 --loss-file holds one loss per step with 9 significant digits, the same
-seed gives bit-identical losses, and bad data (wrong dtype, too few samples,
+seed gives bit-identical losses, training resumed from a checkpoint
+(--save-checkpoint, --load-checkpoint) matches an uninterrupted run bit for
+bit and another model's checkpoint is refused, and bad data (wrong dtype, too few samples,
 a label out of range) is an error naming the file.
 Uses Debian's python3-onnx (run with /usr/bin/python3).
 """
@@ -109,6 +111,39 @@ def check_repeatable(args, work):
     return ok, f"repeatable: {'ok  ' if ok else 'FAIL'} two runs with --seed 7 give {'the same' if ok else 'different'} losses"
 
 
+def check_checkpoint(args, work):
+    """12 steps, a checkpoint, 18 more from it: the losses and the weights of
+    30 uninterrupted steps, bit for bit (the resumed run continues at the
+    checkpoint's optimizer step, in the same shuffled epoch). Another
+    model's checkpoint is refused naming a state."""
+    so = os.path.join(work, "mlp", "mlp.so")
+    data = os.path.join(work, "mlp", "data")
+    ck = os.path.join(work, "mlp.ckpt")
+    d = {k: os.path.join(work, f"ckpt-{k}") for k in ("a", "b")}
+    for v in d.values():
+        os.makedirs(v, exist_ok=True)
+    common = ["--train", "--data", data, "--shuffle", "--seed", "3", "--lr", "0.05"]
+    run([args.nncc_run, so] + common + ["--steps", "30", "--loss-file", os.path.join(d["a"], "loss.txt"),
+                                        "--state-out", d["a"]], "nncc-run --train")
+    run([args.nncc_run, so] + common + ["--steps", "12", "--loss-file", os.path.join(d["b"], "loss1.txt"),
+                                        "--save-checkpoint", ck], "nncc-run --train --save-checkpoint")
+    run([args.nncc_run, so] + common + ["--steps", "18", "--loss-file", os.path.join(d["b"], "loss2.txt"),
+                                        "--load-checkpoint", ck, "--state-out", d["b"]], "nncc-run --load-checkpoint")
+    whole = open(os.path.join(d["a"], "loss.txt")).read()
+    resumed = open(os.path.join(d["b"], "loss1.txt")).read() + open(os.path.join(d["b"], "loss2.txt")).read()
+    if whole != resumed:
+        return False, "checkpoint: FAIL the resumed losses differ from the uninterrupted ones"
+    for f in sorted(os.listdir(d["a"])):
+        if f.startswith("state_") and open(os.path.join(d["a"], f), "rb").read() != open(os.path.join(d["b"], f), "rb").read():
+            return False, f"checkpoint: FAIL {f} differs after resuming"
+    p = subprocess.run([args.nncc_run, os.path.join(work, "cnn", "cnn.so"), "--train", "--data", data, "--steps", "1",
+                        "--load-checkpoint", ck], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    want = f"{ck}: the checkpoint belongs to another model: it holds state 'w0' (f32[64,128]), which module"
+    if p.returncode == 0 or want not in p.stdout:
+        return False, f"checkpoint: FAIL another model's checkpoint: {p.stdout}"
+    return True, "checkpoint: ok   12 + 18 steps through a checkpoint = 30 steps, bit for bit; another model's refused"
+
+
 def check_bad_data(args, work):
     so = os.path.join(work, "mlp", "mlp.so")
     cases = {
@@ -143,6 +178,7 @@ def main():
         ("cnn", lambda: check_task("cnn", (3, 32, 32), ["--optimizer=adam", "--freeze=.*_(mean|var)"], 2, 0.003,
                                    args, work)),
         ("repeatable", lambda: check_repeatable(args, work)),
+        ("checkpoint", lambda: check_checkpoint(args, work)),
         ("bad data", lambda: check_bad_data(args, work)),
     ]
     return run_checks(checks, tmp)

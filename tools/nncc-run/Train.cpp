@@ -95,19 +95,31 @@ void train(const nncc::Module &module, nncc::Session &session, const TrainOption
   if (!o.lossFile.empty() && !(lossFile = std::fopen(o.lossFile.c_str(), "w")))
     fail(o.lossFile + ": cannot write");
 
+  // A module with an optimizer counts its steps (state optimizer.step):
+  // training resumed from a checkpoint continues at that step, in the same
+  // batch of the same epoch's permutation.
+  long first = 0;
+  for (const nncc::TensorInfo &info : module.states())
+    if (info.name == "optimizer.step")
+      first = static_cast<long>(*session.state("optimizer.step").data<float>());
   std::vector<int64_t> order(static_cast<size_t>(samples));
-  std::mt19937_64 rng(o.seed);
-  std::printf("training: %ld steps of batch %lld (%lld samples, %lld batches per epoch), lr %g%s\n", steps,
-              (long long)batch, (long long)samples, (long long)perEpoch, o.lr, o.shuffle ? ", shuffled" : "");
+  auto shuffleFor = [&](long epoch) {
+    std::iota(order.begin(), order.end(), 0);
+    if (o.shuffle) {
+      std::mt19937_64 rng(o.seed * 1000003u + static_cast<uint64_t>(epoch));
+      std::shuffle(order.begin(), order.end(), rng);
+    }
+  };
+  shuffleFor(first / perEpoch);
+  std::printf("training: %ld steps of batch %lld (%lld samples, %lld batches per epoch), lr %g%s%s\n", steps,
+              (long long)batch, (long long)samples, (long long)perEpoch, o.lr, o.shuffle ? ", shuffled" : "",
+              first ? (", from step " + std::to_string(first + 1)).c_str() : "");
   auto start = std::chrono::steady_clock::now();
   long every = std::max(1L, steps / 10);
   for (long s = 0; s < steps; ++s) {
-    int64_t k = s % perEpoch;
-    if (k == 0) {
-      std::iota(order.begin(), order.end(), 0);
-      if (o.shuffle)
-        std::shuffle(order.begin(), order.end(), rng);
-    }
+    int64_t k = (first + s) % perEpoch;
+    if (k == 0 && s > 0)
+      shuffleFor((first + s) / perEpoch);
     for (Feed &f : feeds)
       for (int64_t i = 0; i < batch; ++i)
         std::memcpy(f.batch.data() + i * f.sampleBytes,
@@ -115,7 +127,7 @@ void train(const nncc::Module &module, nncc::Session &session, const TrainOption
     try {
       session.run("train_step", inputs, outputs);
     } catch (const nncc::Error &e) {
-      std::string msg = "step " + std::to_string(s + 1) + ": " + e.what();
+      std::string msg = "step " + std::to_string(first + s + 1) + ": " + e.what();
       for (const Feed &f : feeds)
         if (msg.find("input '" + f.info.name + "'") != std::string::npos) {
           msg = f.path + ": " + msg;
@@ -130,7 +142,7 @@ void train(const nncc::Module &module, nncc::Session &session, const TrainOption
       std::fprintf(lossFile, "%.9g\n", loss);
     if ((s + 1) % every == 0 || s + 1 == steps) {
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::printf("step %ld/%ld: loss %.6g (%.1f steps/s)\n", s + 1, steps, loss, (s + 1) / seconds);
+      std::printf("step %ld/%ld: loss %.6g (%.1f steps/s)\n", first + s + 1, first + steps, loss, (s + 1) / seconds);
       std::fflush(stdout);
     }
   }

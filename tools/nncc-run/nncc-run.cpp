@@ -6,6 +6,7 @@
 //            [--state-out DIR]
 //   nncc-run model.so --train --data DIR [--steps N | --epochs E] [--lr F]
 //            [--seed S] [--shuffle] [--loss-file F] [--set-state ...] [--state-out DIR]
+//            [--load-checkpoint F] [--save-checkpoint F]
 //
 // Inputs and outputs are ONNX TensorProto files in the backend-test layout:
 // input_K.pb is the K-th input of the entry in signature order, output_K.pb
@@ -57,13 +58,17 @@ const char kUsage[] =
     "  --set-state NAME=FILE.pb\n"
     "                  sets module state NAME (nncc --mutable-weights) before the runs\n"
     "  --state-out DIR writes DIR/state_K.pb, the K-th module state, after the runs\n"
+    "  --load-checkpoint F, --save-checkpoint F\n"
+    "                  sets every module state from checkpoint F before the runs (before\n"
+    "                  --set-state), or writes them to F after the runs\n"
     "  --train         runs train_step (nncc --train) over DIR/<input>.npy (one file per\n"
     "                  input and the labels, samples along the first axis): --steps N, or\n"
     "                  --epochs E (default 1), --lr F (default 0.01), --shuffle with --seed S,\n"
     "                  --loss-file F (one loss per line)\n";
 
 struct Options {
-  std::string model, device = "cpu", entry, inputDir, outputDir, compareDir, profile, stateOut;
+  std::string model, device = "cpu", entry, inputDir, outputDir, compareDir, profile, stateOut,
+      loadCheckpoint, saveCheckpoint;
   std::vector<std::pair<std::string, std::string>> setStates; // name, file
   bool train = false;
   nncc::tools::TrainOptions training;
@@ -151,6 +156,10 @@ Options parseArgs(int argc, char **argv) {
       o.setStates.emplace_back(value.substr(0, split), value.substr(split + 1));
     } else if (flag == "--state-out")
       o.stateOut = value;
+    else if (flag == "--load-checkpoint")
+      o.loadCheckpoint = value;
+    else if (flag == "--save-checkpoint")
+      o.saveCheckpoint = value;
     else if (flag == "--data")
       o.training.dataDir = value;
     else if (flag == "--steps")
@@ -337,7 +346,9 @@ int run(const Options &o) {
   std::printf("entry '%s' on %s, %d thread%s\n", entry.name.c_str(), session.device().c_str(),
               session.threads(), session.threads() == 1 ? "" : "s");
 
-  // Module state the caller sets replaces its initial value.
+  // Module state from a checkpoint, then the states the caller sets.
+  if (!o.loadCheckpoint.empty())
+    session.loadCheckpoint(o.loadCheckpoint);
   for (const auto &[name, file] : o.setStates) {
     HostTensor h = readTensor(file);
     try {
@@ -352,6 +363,8 @@ int run(const Options &o) {
   if (o.train) {
     nncc::tools::train(module, session, o.training);
     writeStates(module, session, o.stateOut);
+    if (!o.saveCheckpoint.empty())
+      session.saveCheckpoint(o.saveCheckpoint);
     return 0;
   }
 
@@ -476,6 +489,8 @@ int run(const Options &o) {
                 sorted.back(), n);
   }
   writeStates(module, session, o.stateOut);
+  if (!o.saveCheckpoint.empty())
+    session.saveCheckpoint(o.saveCheckpoint);
   if (profiling) {
     printProfile(module, session, entry);
     std::string path = session.profilePath();
