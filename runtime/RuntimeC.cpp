@@ -9,6 +9,7 @@
 #include "Device.h"
 #include "Module.h"
 #include "Checkpoint.h"
+#include "OnnxExport.h"
 #include "Session.h"
 #include "cpu/Blas.h"
 #if NNCC_RUNTIME_HAVE_CUDA
@@ -326,6 +327,15 @@ nncc_status nncc_session_load_checkpoint(nncc_session *session, const char *path
     if (!session)
       return nullArgument("nncc_session_load_checkpoint");
     return loadCheckpoint(*unwrap(session), path);
+  });
+}
+
+nncc_status nncc_session_export_onnx(nncc_session *session, const char *original_onnx,
+                                     const char *output_onnx) {
+  return guarded([&]() -> Status {
+    if (!session)
+      return nullArgument("nncc_session_export_onnx");
+    return exportOnnx(*unwrap(session), original_onnx, output_onnx);
   });
 }
 

@@ -237,6 +237,13 @@ NNCC_RUNTIME_API nncc_status nncc_session_write_state(nncc_session *session, con
 NNCC_RUNTIME_API nncc_status nncc_session_save_checkpoint(nncc_session *session, const char *path);
 NNCC_RUNTIME_API nncc_status nncc_session_load_checkpoint(nncc_session *session, const char *path);
 
+/** Writes the ONNX model `original_onnx` (the one the module was compiled
+ *  from) to `output_onnx` with the session's module state as its
+ *  initializers (the trained weights); every other byte is copied, so
+ *  frozen initializers stay bit-identical. */
+NNCC_RUNTIME_API nncc_status nncc_session_export_onnx(nncc_session *session, const char *original_onnx,
+                                                      const char *output_onnx);
+
 /* --- profiling (options.profile or NNCC_PROFILE) --- */
 
 /** The trace file the session writes ("" when it does not profile). With

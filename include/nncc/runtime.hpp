@@ -453,6 +453,13 @@ public:
     detail::check(nncc_session_load_checkpoint(session_.get(), path.c_str()));
   }
 
+  /// Writes the ONNX model the module was compiled from (`originalOnnx`)
+  /// to `outputOnnx` with the session's state (trained weights) as its
+  /// initializers (nncc_session_export_onnx).
+  void exportOnnx(const std::string &originalOnnx, const std::string &outputOnnx) {
+    detail::check(nncc_session_export_onnx(session_.get(), originalOnnx.c_str(), outputOnnx.c_str()));
+  }
+
   /// Runs `entry` writing into the caller's output tensors (no allocation
   /// for those; their types must match the signature). Outputs missing from
   /// `outputs` are allocated and inserted.

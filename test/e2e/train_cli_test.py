@@ -14,7 +14,10 @@ statistics frozen): trained with `nncc-run --train --data DIR --epochs E
 --loss-file holds one loss per step with 9 significant digits, the same
 seed gives bit-identical losses, training resumed from a checkpoint
 (--save-checkpoint, --load-checkpoint) matches an uninterrupted run bit for
-bit and another model's checkpoint is refused, and bad data (wrong dtype, too few samples,
+bit and another model's checkpoint is refused; fine-tuning the CNN's last
+layer and exporting the ONNX model (--export-onnx) keeps every frozen
+initializer bit-identical and the numpy reference interpreter agrees with
+forward on the export; and bad data (wrong dtype, too few samples,
 a label out of range) is an error naming the file.
 Uses Debian's python3-onnx (run with /usr/bin/python3).
 """
@@ -30,6 +33,7 @@ from onnx import numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
+import reference  # noqa: E402
 from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -144,6 +148,94 @@ def check_checkpoint(args, work):
     return True, "checkpoint: ok   12 + 18 steps through a checkpoint = 30 steps, bit for bit; another model's refused"
 
 
+def check_fine_tune_export(args, work):
+    """Fine-tune only the CNN's last layer (--trainable='fc_.*'), export the
+    ONNX model with the trained weights: the frozen initializers are
+    bit-identical to the original's, the trained ones are the session's, the
+    export passes onnx.checker, and the numpy reference interpreter running
+    it agrees with nncc's forward on the trained weights."""
+    case = os.path.join(work, "finetune")
+    os.makedirs(case, exist_ok=True)
+    original = os.path.join(work, "cnn.onnx")
+    so = os.path.join(case, "cnn.so")
+    run([args.nncc, original, "--train", "--trainable=fc_.*", "--optimizer=adam", "--target=cpu", "-o", so], "nncc --train")
+    states = states_of(args, so)
+    if [s for s in states if not s.startswith("fc_") and s != "optimizer.step"]:
+        return False, f"fine-tune: FAIL --trainable=fc_.* made these states: {states}"
+    exported, state_dir = os.path.join(case, "tuned.onnx"), os.path.join(case, "trained")
+    os.makedirs(state_dir, exist_ok=True)
+    run([args.nncc_run, so, "--train", "--data", os.path.join(work, "cnn", "data"), "--steps", "20", "--lr", "0.01",
+         "--state-out", state_dir, "--export-onnx", exported, "--onnx-model", original], "nncc-run --export-onnx")
+    before, after = onnx.load(original), onnx.load(exported)
+    onnx.checker.check_model(after, full_check=True)
+    old = {i.name: i for i in before.graph.initializer}
+    changed = 0
+    for init in after.graph.initializer:
+        if init.name.startswith("fc_"):
+            k = states.index(init.name)
+            trained = read_tensor(os.path.join(state_dir, f"state_{k}.pb"))
+            if not np.array_equal(numpy_helper.to_array(init), trained):
+                return False, f"fine-tune: FAIL exported '{init.name}' is not the trained weight"
+            changed += not np.array_equal(numpy_helper.to_array(init), numpy_helper.to_array(old[init.name]))
+        elif init.SerializeToString() != old[init.name].SerializeToString():
+            return False, f"fine-tune: FAIL frozen initializer '{init.name}' changed in the export"
+    if changed != 2:
+        return False, f"fine-tune: FAIL {changed} of fc_w, fc_b changed by training"
+    x = np.random.default_rng(9).standard_normal((BATCH, 3, 32, 32)).astype(np.float32)
+    d = os.path.join(case, "eval")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    sets = [f"--set-state={s}={os.path.join(state_dir, f'state_{k}.pb')}" for k, s in enumerate(states)]
+    run([args.nncc_run, so, "--entry", "forward", "--input-dir", d, "--output-dir", d] + sets, "nncc-run forward")
+    got = read_tensor(os.path.join(d, "output_0.pb"))
+    want = reference.run_model(after, {"x": x})[after.graph.output[0].name]
+    err = float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
+    ort = onnxruntime_output(exported, x, case)
+    ort_err = float(np.max(np.abs(got - ort)) / max(1.0, float(np.max(np.abs(ort))))) if ort is not None else None
+    ok = err <= 1e-4 and (ort_err is None or ort_err <= 1e-4)
+    frozen = len(after.graph.initializer) - 2
+    return ok, (f"fine-tune: {'ok  ' if ok else 'FAIL'} fc_w, fc_b trained, {frozen} frozen initializers "
+                f"bit-identical in the export; forward vs the reference on the export {err:.1e}, vs "
+                + (f"onnxruntime-node {ort_err:.1e}" if ort is not None else "onnxruntime-node: not installable, skipped"))
+
+
+ORT_RUN = """
+const ort = require('onnxruntime-node');
+const fs = require('fs');
+(async () => {
+  const [model, input, dims, output] = process.argv.slice(2);
+  const session = await ort.InferenceSession.create(model);
+  const buf = fs.readFileSync(input);
+  const x = new ort.Tensor('float32', new Float32Array(buf.buffer, buf.byteOffset, buf.length / 4),
+                           dims.split(',').map(Number));
+  const out = await session.run({[session.inputNames[0]]: x});
+  fs.writeFileSync(output, Buffer.from(out[session.outputNames[0]].data.buffer));
+})().catch((e) => { console.error(e); process.exit(1); });
+"""
+
+
+def onnxruntime_output(model, x, case):
+    """The first output of onnxruntime-node (installed from npm into `case`
+    when missing) on input x; None when node or the package is unavailable."""
+    prefix = os.path.join(case, "ort")
+    if not os.path.isdir(os.path.join(prefix, "node_modules", "onnxruntime-node")):
+        os.makedirs(prefix, exist_ok=True)
+        env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip")
+        try:
+            subprocess.run(["npm", "install", "--silent", "--prefix", prefix, "onnxruntime-node@1.30.0"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300, check=True)
+        except (OSError, subprocess.SubprocessError):
+            return None
+    script = os.path.join(prefix, "run.js")
+    with open(script, "w") as f:
+        f.write(ORT_RUN)
+    x.tofile(os.path.join(case, "x.bin"))
+    out = os.path.join(case, "ort.bin")
+    run(["node", script, model, os.path.join(case, "x.bin"), ",".join(map(str, x.shape)), out], "onnxruntime-node")
+    return np.fromfile(out, np.float32).reshape(x.shape[0], -1)
+
+
 def check_bad_data(args, work):
     so = os.path.join(work, "mlp", "mlp.so")
     cases = {
@@ -179,6 +271,7 @@ def main():
                                    args, work)),
         ("repeatable", lambda: check_repeatable(args, work)),
         ("checkpoint", lambda: check_checkpoint(args, work)),
+        ("fine-tune", lambda: check_fine_tune_export(args, work)),
         ("bad data", lambda: check_bad_data(args, work)),
     ]
     return run_checks(checks, tmp)

@@ -61,6 +61,9 @@ const char kUsage[] =
     "  --load-checkpoint F, --save-checkpoint F\n"
     "                  sets every module state from checkpoint F before the runs (before\n"
     "                  --set-state), or writes them to F after the runs\n"
+    "  --export-onnx OUT --onnx-model IN\n"
+    "                  writes IN (the model the module was compiled from) to OUT with the\n"
+    "                  module state (trained weights) as its initializers, after the runs\n"
     "  --train         runs train_step (nncc --train) over DIR/<input>.npy (one file per\n"
     "                  input and the labels, samples along the first axis): --steps N, or\n"
     "                  --epochs E (default 1), --lr F (default 0.01), --shuffle with --seed S,\n"
@@ -68,7 +71,7 @@ const char kUsage[] =
 
 struct Options {
   std::string model, device = "cpu", entry, inputDir, outputDir, compareDir, profile, stateOut,
-      loadCheckpoint, saveCheckpoint;
+      loadCheckpoint, saveCheckpoint, exportOnnx, onnxModel;
   std::vector<std::pair<std::string, std::string>> setStates; // name, file
   bool train = false;
   nncc::tools::TrainOptions training;
@@ -160,6 +163,10 @@ Options parseArgs(int argc, char **argv) {
       o.loadCheckpoint = value;
     else if (flag == "--save-checkpoint")
       o.saveCheckpoint = value;
+    else if (flag == "--export-onnx")
+      o.exportOnnx = value;
+    else if (flag == "--onnx-model")
+      o.onnxModel = value;
     else if (flag == "--data")
       o.training.dataDir = value;
     else if (flag == "--steps")
@@ -182,6 +189,8 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.model.empty())
     usageError("no module given");
+  if (o.exportOnnx.empty() != o.onnxModel.empty())
+    usageError("--export-onnx OUT needs --onnx-model IN (the model the module was compiled from)");
   if (o.train && o.training.dataDir.empty())
     usageError("--train needs --data DIR");
   if (o.train && o.training.steps > 0 && o.training.epochs > 0)
@@ -365,6 +374,8 @@ int run(const Options &o) {
     writeStates(module, session, o.stateOut);
     if (!o.saveCheckpoint.empty())
       session.saveCheckpoint(o.saveCheckpoint);
+    if (!o.exportOnnx.empty())
+      session.exportOnnx(o.onnxModel, o.exportOnnx);
     return 0;
   }
 
@@ -491,6 +502,8 @@ int run(const Options &o) {
   writeStates(module, session, o.stateOut);
   if (!o.saveCheckpoint.empty())
     session.saveCheckpoint(o.saveCheckpoint);
+  if (!o.exportOnnx.empty())
+    session.exportOnnx(o.onnxModel, o.exportOnnx);
   if (profiling) {
     printProfile(module, session, entry);
     std::string path = session.profilePath();
