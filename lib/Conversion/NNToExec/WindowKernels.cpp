@@ -264,8 +264,13 @@ Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init) {
   re.push_back(getAffineDimExpr(k, ctx));
   if (hasJ)
     re.push_back(getAffineDimExpr(batch + hasI, ctx));
+  // The result's dims are the loops but k; a dot product of two vectors
+  // (rank 0) has none: getMajorSubMap(0) would be a null map.
+  SmallVector<AffineExpr> oe;
+  for (int64_t d = 0; d < outRank; ++d)
+    oe.push_back(getAffineDimExpr(d, ctx));
   SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, le, ctx), AffineMap::get(numDims, 0, re, ctx),
-                              AffineMap::getMultiDimIdentityMap(numDims, ctx).getMajorSubMap(outRank)};
+                              AffineMap::get(numDims, 0, oe, ctx)};
   Value acc = fill(b, loc, init, scalarConstant(b, loc, ot.getElementType(), 0));
   return generic(b, loc, {lhs, rhs}, acc, maps, iterators(outRank, 1),
                  [](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {

@@ -95,3 +95,15 @@ func.func @conv_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> ten
   %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
   return %0 : tensor<1x6x6x6xf32>
 }
+
+// -----
+
+// A dot product of two vectors (MatMul of rank 1 by rank 1, a rank-0
+// result): one reduction loop writing the scalar (this crashed on a null
+// output map).
+// CHECK-LABEL: func.func private @k0_matmul
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+func.func @dot(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<f32> {
+  %y = nn.matmul %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %y : tensor<f32>
+}
