@@ -85,6 +85,10 @@ struct AddTrainStepPass : nncc::impl::AddTrainStepPassBase<AddTrainStepPass> {
       module.emitError("nncc-add-train-step: the loss depends on no trainable weight");
       return signalPassFailure();
     }
+    // The forward ops keep the mark through cloning: the backward rules'
+    // ops are the ones without it.
+    for (Operation &op : differentiable.getBody().front().without_terminator())
+      op.setAttr(kForwardOpAttr, UnitAttr::get(&getContext()));
     FailureOr<func::FuncOp> grad = buildGradientFunction(differentiable, "");
     if (failed(grad)) {
       differentiable.erase();

@@ -9,6 +9,10 @@
 
 namespace nncc {
 
+/// Unit attribute nncc-add-train-step puts on the forward ops of
+/// train_step (not on the backward and update ops), for `--stats`.
+constexpr llvm::StringLiteral kForwardOpAttr = "nncc.forward";
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

@@ -12,6 +12,7 @@
 #include "passes/Pipelines.h"
 
 #include "dialects/Exec/ExecOps.h"
+#include "dialects/Exec/ExecUtils.h"
 #include "dialects/NN/NNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -106,8 +107,9 @@ private:
 };
 
 /// Splits one run of the nn pipeline (buildNNCCCompilePipeline) into the
-/// driver's phases: "simplify" until nncc-differentiate ("autodiff") or
-/// nncc-autocast ("precision"),
+/// driver's phases: "simplify" (the training passes, "training", before
+/// and after it) until nncc-differentiate ("autodiff") or nncc-autocast
+/// ("precision"),
 /// nncc-insert-index-checks ("checks"), then the lowering to exec ("exec").
 /// `onPhase` sees the module as each phase starts, before the phase
 /// becomes current (the figures of `--stats` are taken between phases).
@@ -117,7 +119,9 @@ public:
       : phases(phases), onPhase(std::move(onPhase)) {}
 
   void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
-    if (pass->getArgument() == "nncc-differentiate")
+    if (isTrainingPass(pass))
+      enter("training", op);
+    else if (pass->getArgument() == "nncc-differentiate")
       enter("autodiff", op);
     else if (pass->getArgument() == "nncc-autocast")
       enter("precision", op);
@@ -127,9 +131,18 @@ public:
   void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
     if (pass->getArgument() == "nncc-insert-index-checks")
       enter("exec", op);
+    else if (isTrainingPass(pass))
+      enter("simplify", op); // what follows them: simplification, or its cleanup
   }
 
 private:
+  /// The passes that add training entries and module state.
+  static bool isTrainingPass(mlir::Pass *pass) {
+    llvm::StringRef arg = pass->getArgument();
+    return arg == "nncc-make-weights-mutable" || arg == "nncc-add-loss" || arg == "nncc-add-optimizer" ||
+           arg == "nncc-add-train-step";
+  }
+
   void enter(llvm::StringRef phase, mlir::Operation *op) {
     // Phases are module passes, run one at a time.
     auto module = mlir::dyn_cast<mlir::ModuleOp>(op);
@@ -148,6 +161,7 @@ llvm::StringRef phaseFailure(llvm::StringRef phase) {
   return llvm::StringSwitch<llvm::StringRef>(phase)
       .Case("simplify", "simplification")
       .Case("autodiff", "autodiff")
+      .Case("training", "building the training entries")
       .Case("precision", "autocast")
       .Case("checks", "index checks")
       .Default("code generation");
@@ -320,7 +334,9 @@ std::string CompileStats::toJson() const {
     os << (firstShare ? "" : ", ") << "\"" << k << "\": " << llvm::formatv("{0:f4}", v);
     firstShare = false;
   }
-  os << "},\n  \"casts_inserted\": " << castsInserted;
+  os << "},\n  \"saved_for_backward_bytes\": ";
+  perEntry(savedForBackwardBytes);
+  os << ",\n  \"casts_inserted\": " << castsInserted;
   os << ",\n  \"phase_seconds\": {";
   bool first = true;
   for (const auto &[k, v] : phaseSeconds) {
@@ -457,6 +473,24 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     });
     for (const auto &[name, flops] : flopsByPrecision)
       result.stats.flopShareByPrecision[name] = totalFlops ? (double)flops / totalFlops : 0.0;
+    // The forward values a training entry's backward reads (nncc-add-train-step
+    // marks its forward ops nncc.forward).
+    for (auto func : m.getOps<mlir::func::FuncOp>()) {
+      int64_t saved = 0;
+      bool training = false;
+      func.walk([&](mlir::Operation *op) {
+        if (!op->hasAttr(kForwardOpAttr) || mlir::isa<nn::ConstantOp>(op))
+          return;
+        training = true;
+        for (mlir::Value r : op->getResults())
+          if (llvm::any_of(r.getUsers(), [](mlir::Operation *u) {
+                return !u->hasAttr(kForwardOpAttr) && !mlir::isa<mlir::func::ReturnOp>(u);
+              }))
+            saved += exec::bufferBytes(r.getType());
+      });
+      if (training)
+        result.stats.savedForBackwardBytes[func.getName().str()] = saved;
+    }
     if (options.emit == EmitKind::NN)
       return;
     m.walk([&](mlir::Operation *op) {

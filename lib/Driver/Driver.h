@@ -111,6 +111,9 @@ struct CompileStats {
   std::vector<std::string> gpuCubins;
   std::map<std::string, int64_t> launchesPerRun, arenaBytes, noReuseBytes, liveLowerBoundBytes,
       bytesMovedPerRun, flopsPerRun;
+  /// Per training entry: bytes of the forward values its backward reads
+  /// (the activations kept for backward, before fusion).
+  std::map<std::string, int64_t> savedForBackwardBytes;
   std::map<std::string, double> phaseSeconds;
   /// Share of all entries' FLOPs computed in each precision ("f32", "tf32",
   /// "bf16", "f16"; a GEMM counts in its operands' type).

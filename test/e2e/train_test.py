@@ -9,8 +9,8 @@ into a log-softmax), CNN (cross-entropy, BatchNorm statistics frozen) and
 transformer (mse against a random target, its scalar constants frozen) are
 trained for N steps (default 20): the MLP with each optimizer (SGD,
 momentum, Adam, AdamW with weight decay, Adam with gradient clipping) on
-both plans, the CNN and the transformer with SGD and Adam on the CPU plan
-and AdamW on the GPU plan,
+both plans, the CNN and the transformer with SGD, momentum and Adam on the
+CPU plan and AdamW on the GPU plan,
 one nncc-run per step: the module state of step k-1 (`--state-out`) goes
 into step k (`--set-state`), on two random batches in turn, with a learning
 rate that changes per step; the loss of the last two steps must be below
@@ -154,11 +154,11 @@ def main():
     args = parser.parse_args()
     work, tmp = work_folder(args.work_dir, "nncc-train-")
     run([sys.executable, MAKE_MODELS, work, "--batch", "16"], "make_models.py")
-    # Every optimizer on both plans for the MLP; SGD and Adam on the CPU plan
-    # and AdamW on the GPU plan for the CNN and the transformer.
+    # Every optimizer on both plans for the MLP; SGD, momentum and Adam on the
+    # CPU plan and AdamW on the GPU plan for the CNN and the transformer.
     runs = [("mlp", s, p) for s in SETTINGS for p in PLANS]
     runs += [(m, s, p) for m in ("cnn", "transformer")
-             for s, p in (("sgd", "cpu"), ("adam", "cpu"), ("adamw", "gpu-plan"))]
+             for s, p in (("sgd", "cpu"), ("momentum", "cpu"), ("adam", "cpu"), ("adamw", "gpu-plan"))]
     checks = [(f"{m} {s} {p}", lambda m=m, s=s, p=p: check(m, s, p, args, work)) for m, s, p in runs]
     return run_checks(checks, tmp)
 
