@@ -222,6 +222,61 @@ def make_inputs(entry, in_dir):
         value.tofile(os.path.join(in_dir, f"input_{k}.bin"))
 
 
+def train_step_time(nncc, nncc_run, entry, zoo_dir, tag, in_root, threads, env):
+    """Training next to inference: the model compiled with --train (mse
+    against a random target of the output's shape, SGD, every float
+    initializer trainable), train_step and forward of that module timed by
+    nncc-run --bench on one thread. onnxruntime-node has no training, so
+    this is nncc against itself."""
+    from onnx import numpy_helper
+    so = os.path.join(zoo_dir, tag + ".train.so")
+    stats = os.path.join(zoo_dir, tag + ".train.stats.json")
+    r = sh([nncc, entry["path"], "--train", "--loss=mse", "--target=cpu", "--cpu=native", f"--stats={stats}",
+            "-o", so])
+    if r.returncode != 0:
+        return {"error": r.stderr.strip()}
+    with open(stats) as f:
+        st = json.load(f)
+    rng = np.random.default_rng(99)
+    timing = {}
+    for name, values in (("forward", [inp for inp in entry["inputs"]]),
+                         ("train_step", entry["inputs"] + [dict(o, name="labels") for o in entry["outputs"][:1]]
+                          + [{"name": "lr", "dims": []}])):
+        d = os.path.join(in_root, tag + "." + name)
+        os.makedirs(d, exist_ok=True)
+        for k, inp in enumerate(values):
+            if inp["name"] == "lr":
+                value = np.array(1e-6, np.float32)  # small: the timed steps keep the weights sane
+            elif inp["name"] == "attention_mask":
+                value = np.ones(inp["dims"], np.float32)
+            else:
+                value = rng.standard_normal(inp["dims"]).astype(np.float32)
+            with open(os.path.join(d, f"input_{k}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(value, inp["name"]).SerializeToString())
+        r = sh([nncc_run, so, "--entry", name, "--input-dir", d, "--bench", "20", "--threads", str(threads)], env=env)
+        m = re.search(r"median ([0-9.e+-]+) ms", r.stdout)
+        if r.returncode != 0 or not m:
+            return {"error": (r.stderr or r.stdout).strip()}
+        timing[name + "_ms"] = float(m.group(1))
+    timing["ratio"] = timing["train_step_ms"] / timing["forward_ms"]
+    timing["saved_for_backward_mb"] = (st.get("saved_for_backward_bytes") or {}).get("train_step", 0) / 2**20
+    timing["arena_mb"] = (st.get("arena_bytes") or {}).get("train_step", 0) / 2**20
+    return timing
+
+
+def train_rows(results):
+    rows = ["| model | batch | forward ms | train_step ms | train / forward | kept for backward | train_step arena |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in results:
+        t = r.get("training") or {}
+        if "error" in t or not t:
+            rows.append(f"| {r['model']} | {r['batch']} | – | {'fails: ' + t['error'][:60] if t else '–'} | | | |")
+            continue
+        rows.append(f"| {r['model']} | {r['batch']} | {t['forward_ms']:.3g} | {t['train_step_ms']:.3g} | "
+                    f"{t['ratio']:.2f} | {t['saved_for_backward_mb']:.1f} MB | {t['arena_mb']:.1f} MB |")
+    return rows
+
+
 def compare(entry, nncc_dir, ort_dir):
     """max |a-b|, that relative to max|ort|, and elementwise max |a-b|/|b| over |b| >= 1e-3 max|b|.
 
@@ -629,6 +684,13 @@ def main():
                   + (f", max rel err {res['compare'].get('max_rel_err', float('nan')):.1e}"
                      f" ({'agree' if res['compare'].get('pass') else 'DIFFER'})" if res.get("compare") else ""),
                   flush=True)
+        if "error" not in res.get("compile", {}):
+            res["training"] = train_step_time(nncc, os.path.join(args.build_dir, "bin", "nncc-run"), entry, zoo_dir,
+                                              tag, os.path.join(out, "in"), args.threads, env_nncc)
+            t = res["training"]
+            print("   training: " + (f"train_step {t['train_step_ms']:.3g} ms, forward {t['forward_ms']:.3g} ms "
+                                     f"({t['ratio']:.2f}x), {t['saved_for_backward_mb']:.1f} MB kept for backward"
+                                     if "error" not in t else "FAILED: " + t["error"][:300]), flush=True)
         p = res.get("nncc_profile") or {}
         if "by_kind" in p:
             print("   nncc time by step kind: " + ", ".join(
@@ -649,16 +711,19 @@ def main():
     md = render_markdown(doc)
     comp_md = "\n".join(compile_rows(results))
     prof_md = "\n".join(profile_rows(results))
+    train_md = "\n".join(train_rows(results))
+    doc["train_table_markdown"] = train_md
     doc["profile_table_markdown"] = prof_md
     doc["table_markdown"] = md
     doc["compile_table_markdown"] = comp_md
     with open(args.results, "w") as f:
         json.dump(doc, f, indent=1)
     with open(os.path.join(out, "table.md"), "w") as f:
-        f.write(md + "\n\n" + comp_md + "\n\n" + prof_md + "\n")
+        f.write(md + "\n\n" + comp_md + "\n\n" + prof_md + "\n\n" + train_md + "\n")
 
     print("\n" + md + "\n\nCompile time (nncc, per model; phases from --stats, seconds):\n\n" + comp_md
-          + "\n\nWhere the time goes:\n\n" + prof_md)
+          + "\n\nWhere the time goes:\n\n" + prof_md
+          + "\n\nTraining (nncc train_step vs forward, mse loss, SGD):\n\n" + train_md)
     print(f"\nwrote {os.path.relpath(args.results, ROOT)} and {os.path.relpath(os.path.join(out, 'table.md'), ROOT)}")
     if args.update_docs:
         replace_block(os.path.join(ROOT, "docs", "performance.md"), "bench-table", md)

@@ -105,6 +105,24 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnl
   return success();
 }
 
+/// The input of `v` when `v` is a transpose swapping its last two axes (a
+/// matrix transpose, batch axes in place): the GEMM reads it with its trans
+/// flag instead of a transpose kernel materializing it (x^T and W^T in the
+/// backward of every MatMul, K^T in attention that was not recomposed).
+Value transposedMatrix(Value v) {
+  auto t = v.getDefiningOp<nn::TransposeOp>();
+  if (!t)
+    return Value();
+  ArrayRef<int64_t> perm = t.getPerm();
+  int64_t rank = perm.size();
+  if (rank < 2 || perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1)
+    return Value();
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (perm[i] != i)
+      return Value();
+  return t.getInput();
+}
+
 /// Matrix products become GEMM library calls; Gemm's C is broadcast to the
 /// result first (by an outlined expand kernel) and accumulated with beta.
 LogicalResult lowerToGemm(Operation *op, SymbolTable &symbols, bool cpuOnly) {
@@ -112,11 +130,17 @@ LogicalResult lowerToGemm(Operation *op, SymbolTable &symbols, bool cpuOnly) {
     return lowerConvToGemm(conv, symbols, cpuOnly);
   OpBuilder b(op);
   if (auto mm = dyn_cast<nn::MatMulOp>(op)) {
-    auto gemm = exec::GemmOp::create(b, op->getLoc(), mm.getType(), mm.getLhs(), mm.getRhs(), Value(),
-                                     Value(), false, false, APFloat(1.0), APFloat(0.0),
+    Value lhs = mm.getLhs(), rhs = mm.getRhs();
+    Value lhsT = transposedMatrix(lhs), rhsT = transposedMatrix(rhs);
+    auto gemm = exec::GemmOp::create(b, op->getLoc(), mm.getType(), lhsT ? lhsT : lhs, rhsT ? rhsT : rhs, Value(),
+                                     Value(), bool(lhsT), bool(rhsT), APFloat(1.0), APFloat(0.0),
                                      nodeNames(op->getLoc()));
     op->replaceAllUsesWith(gemm->getResults());
     op->erase();
+    // A transpose read by nothing else now is not computed at all.
+    for (Value operand : {lhs, rhs})
+      if (Operation *def = operand.getDefiningOp(); def && isa<nn::TransposeOp>(def) && def->use_empty())
+        def->erase();
     return success();
   }
   auto g = cast<nn::GemmOp>(op);

@@ -77,3 +77,26 @@ func.func @pointwise_and_grouped(%x: tensor<1x4x4x4xf32>, %w: tensor<2x4x1x1xf32
   %1 = nn.conv %x, %dw {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> loc("dw")
   return %0, %1 : tensor<1x2x4x4xf32>, tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A matrix transpose feeding a MatMul is the GEMM's trans flag, not a
+// transpose kernel (the backward of every MatMul reads x^T and W^T); one the
+// product does not consume whole (a batch-axis permutation) stays.
+// CHECK-LABEL: func.func @transposed_operands
+// CHECK-NOT: nn.transpose
+// CHECK: exec.gemm %arg0, %arg1 {{.*}}trans_a = true, trans_b = true
+func.func @transposed_operands(%x: tensor<8x4xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  %xt = nn.transpose %x {perm = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+  %wt = nn.transpose %w {perm = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  %y = nn.matmul %xt, %wt : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+// CHECK-LABEL: func.func @batch_permutation
+// CHECK: nn.transpose
+// CHECK: exec.gemm {{.*}}trans_a = false, trans_b = false
+func.func @batch_permutation(%x: tensor<2x3x4x5xf32>, %w: tensor<3x2x5x6xf32>) -> tensor<2x3x4x6xf32> {
+  %wt = nn.transpose %w {perm = array<i64: 1, 0, 2, 3>} : (tensor<3x2x5x6xf32>) -> tensor<2x3x5x6xf32>
+  %y = nn.matmul %x, %wt : (tensor<2x3x4x5xf32>, tensor<2x3x5x6xf32>) -> tensor<2x3x4x6xf32>
+  return %y : tensor<2x3x4x6xf32>
+}
