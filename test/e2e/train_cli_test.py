@@ -10,7 +10,9 @@ for the CNN, whose global pooling keeps colors) in .npy files, for the example
 MLP (64 features) and CNN (3x32x32 images; its BatchNormalization
 statistics frozen): trained with `nncc-run --train --data DIR --epochs E
 --shuffle`, the weights written with --state-out, then `forward` with
---set-state on held-out samples must classify >= 95% correctly. Also:
+--set-state on held-out samples must classify >= 95% correctly; so must
+the MLP trained with --precision=bf16 (bf16 GEMMs, f32 master weights: every
+state stays f32). Also:
 --loss-file holds one loss per step with 9 significant digits, the same
 seed gives bit-identical losses, training resumed from a checkpoint
 (--save-checkpoint, --load-checkpoint) matches an uninterrupted run bit for
@@ -67,8 +69,8 @@ def accuracy(args, so, states, state_dir, x, labels, work):
     return right / (len(x) // BATCH * BATCH)
 
 
-def check_task(name, shape, flags, epochs, lr, args, work):
-    case = os.path.join(work, name)
+def check_task(name, shape, flags, epochs, lr, args, work, case_name=None):
+    case = os.path.join(work, case_name or name)
     data = os.path.join(case, "data")
     os.makedirs(data, exist_ok=True)
     rng = np.random.default_rng(args.seed)
@@ -97,8 +99,13 @@ def check_task(name, shape, flags, epochs, lr, args, work):
         return False, f"{name}: FAIL --loss-file has {len(losses)} lines (want {steps}), {digits} digits: {losses[:3]}"
     acc = accuracy(args, so, states_of(args, so), state_dir, tx, tlabels, case)
     last = [line for line in out.splitlines() if line.startswith("step ")][-1]
-    ok = acc >= 0.95
-    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} {steps} steps ({last}); held-out accuracy {acc:.1%}"
+    # Low-precision training keeps f32 master weights: every state is f32.
+    info = run([args.nncc_run, so, "--info"], "nncc-run --info")
+    state_line = next(line for line in info.splitlines() if line.startswith("state: "))
+    master = all(part.split(" ")[1].startswith("f32") for part in state_line[len("state: "):].split("], "))
+    ok = acc >= 0.95 and master
+    return ok, (f"{case_name or name}: {'ok  ' if ok else 'FAIL'} {steps} steps ({last}); held-out accuracy "
+                f"{acc:.1%}{'' if master else '; a state is not f32'}")
 
 
 def check_repeatable(args, work):
@@ -269,6 +276,8 @@ def main():
         ("mlp", lambda: check_task("mlp", (64,), ["--optimizer=sgd"], 3, 0.05, args, work)),
         ("cnn", lambda: check_task("cnn", (3, 32, 32), ["--optimizer=adam", "--freeze=.*_(mean|var)"], 2, 0.003,
                                    args, work)),
+        ("mlp bf16", lambda: check_task("mlp", (64,), ["--optimizer=sgd", "--precision=bf16"], 3, 0.05, args, work,
+                                        "mlp-bf16")),
         ("repeatable", lambda: check_repeatable(args, work)),
         ("checkpoint", lambda: check_checkpoint(args, work)),
         ("fine-tune", lambda: check_fine_tune_export(args, work)),
