@@ -22,11 +22,8 @@ struct AddOptimizerPass : nncc::impl::AddOptimizerPassBase<AddOptimizerPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OptimizerOptions o{optimizer, momentum, beta1, beta2, eps, weightDecay, gradClip};
-    if (o.kind != "sgd" && o.kind != "momentum" && o.kind != "adam" && o.kind != "adamw") {
-      module.emitError("nncc-add-optimizer: unknown optimizer '") << o.kind
-          << "' (expected sgd, momentum, adam or adamw)";
+    if (failed(checkOptimizerOptions(module, "nncc-add-optimizer", o)))
       return signalPassFailure();
-    }
     SmallVector<ml_program::GlobalOp> params = trainableGlobals(module);
     if (params.empty()) {
       module.emitError("nncc-add-optimizer: the module has no trainable weights (mutable f32 "

@@ -60,11 +60,8 @@ struct AddTrainStepPass : nncc::impl::AddTrainStepPassBase<AddTrainStepPass> {
       return signalPassFailure();
     }
     OptimizerOptions o{optimizer, momentum, beta1, beta2, eps, weightDecay, gradClip};
-    if (o.kind != "sgd" && o.kind != "momentum" && o.kind != "adam" && o.kind != "adamw") {
-      module.emitError("nncc-add-train-step: unknown optimizer '") << o.kind
-          << "' (expected sgd, momentum, adam or adamw)";
+    if (failed(checkOptimizerOptions(module, "nncc-add-train-step", o)))
       return signalPassFailure();
-    }
     SmallVector<ml_program::GlobalOp> trainable = trainableGlobals(module);
     if (trainable.empty()) {
       module.emitError("nncc-add-train-step: the model has no trainable weights (--trainable "

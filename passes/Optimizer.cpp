@@ -53,6 +53,13 @@ struct Arith {
 
 } // namespace
 
+LogicalResult checkOptimizerOptions(Operation *where, StringRef pass, const OptimizerOptions &o) {
+  if (o.kind == "sgd" || o.kind == "momentum" || o.kind == "adam" || o.kind == "adamw")
+    return success();
+  return where->emitError(pass) << ": unknown optimizer '" << o.kind
+                                << "' (expected sgd, momentum, adam or adamw)";
+}
+
 SmallVector<ml_program::GlobalOp> trainableGlobals(ModuleOp module) {
   SmallVector<ml_program::GlobalOp> params;
   for (auto g : module.getOps<ml_program::GlobalOp>()) {

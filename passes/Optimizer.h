@@ -24,6 +24,11 @@ struct OptimizerOptions {
   double gradClip = 0;    ///< max global L2 norm of the gradients; 0: none
 };
 
+/// Whether `options.kind` names an optimizer; an error on `where`, from
+/// `pass`, otherwise.
+mlir::LogicalResult checkOptimizerOptions(mlir::Operation *where, llvm::StringRef pass,
+                                          const OptimizerOptions &options);
+
 /// The weights an optimizer updates: the module's mutable float globals that
 /// are not optimizer state, in module order.
 llvm::SmallVector<mlir::ml_program::GlobalOp> trainableGlobals(mlir::ModuleOp module);

@@ -1,5 +1,6 @@
 #include "Checkpoint.h"
 
+#include "AtomicFile.h"
 #include "DType.h"
 
 #include "nncc/plan_hash.h"
@@ -10,7 +11,6 @@
 #include <iterator>
 #include <set>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace nncc::rt {
@@ -83,15 +83,7 @@ Status saveCheckpoint(Session &session, const char *path) {
     NNCC_RETURN_IF_ERROR(session.readState(st.name, out.data() + at, st.bytes));
   }
   put<uint64_t>(out, fnv(out.data(), out.size()));
-  std::string tmp = std::string(path) + ".tmp-" + std::to_string(::getpid());
-  std::FILE *f = std::fopen(tmp.c_str(), "wb");
-  bool ok = f && std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  ok = f && std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path) != 0) {
-    std::remove(tmp.c_str());
-    return error(NNCC_ERROR_INVALID_ARGUMENT, format("%s: cannot write the checkpoint", path));
-  }
-  return Status::ok();
+  return writeFileAtomically(path, out, "the checkpoint");
 }
 
 Status loadCheckpoint(Session &session, const char *path) {

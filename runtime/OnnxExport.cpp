@@ -1,12 +1,12 @@
 #include "OnnxExport.h"
 
+#include "AtomicFile.h"
 #include "DType.h"
 
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace nncc::rt {
@@ -180,15 +180,7 @@ Status exportOnnx(Session &session, const char *original, const char *output) {
                  format("%s: no initializer is named like a state of module '%s' (%s): it was compiled from "
                         "another model",
                         original, session.module().path().c_str(), session.module().stateNames().c_str()));
-  std::string tmp = std::string(output) + ".tmp-" + std::to_string(::getpid());
-  std::FILE *file = std::fopen(tmp.c_str(), "wb");
-  bool ok = file && std::fwrite(out.data(), 1, out.size(), file) == out.size();
-  ok = file && std::fclose(file) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), output) != 0) {
-    std::remove(tmp.c_str());
-    return error(NNCC_ERROR_INVALID_ARGUMENT, format("%s: cannot write the model", output));
-  }
-  return Status::ok();
+  return writeFileAtomically(output, out, "the model");
 }
 
 } // namespace nncc::rt

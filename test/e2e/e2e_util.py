@@ -37,6 +37,15 @@ def check_module_symbols(so):
         raise RuntimeError(f"{so} needs symbols or libraries beyond libc/libm: {', '.join(bad)}")
 
 
+def module_states(nncc_run, so):
+    """[(name, type)] of the module state `nncc-run --info` lists, in state
+    order (type like "f32[64,128]"); [] without state."""
+    info = run([nncc_run, so, "--info"], "nncc-run --info")
+    line = next((line for line in info.splitlines() if line.startswith("state: ")), "")
+    parts = line[len("state: "):].split("], ") if line else []
+    return [tuple((part if part.endswith("]") else part + "]").split(" ", 1)) for part in parts]
+
+
 def read_tensor_proto(path):
     t = onnx.TensorProto()
     with open(path, "rb") as f:

@@ -29,7 +29,7 @@ from onnx import numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
-from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
+from e2e_util import module_states, read_tensor, run, run_checks, work_folder  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
@@ -95,9 +95,7 @@ def check(setting, plan, args, work):
     os.makedirs(case, exist_ok=True)
     so = os.path.join(case, "mlp.so")
     run([args.nncc, os.path.join(work, "mlp.onnx"), "--mutable-weights", "-o", so] + flags + PLANS[plan], "nncc")
-    info = run([args.nncc_run, so, "--info"], "nncc-run --info")
-    state_line = next(line for line in info.splitlines() if line.startswith("state: "))
-    states = [part.split(" ")[0] for part in state_line[len("state: "):].split("], ")]
+    states = [name for name, _ in module_states(args.nncc_run, so)]
 
     rng = np.random.default_rng(args.seed)
     params = dict(weights)

@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import reference  # noqa: E402
-from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
+from e2e_util import module_states, read_tensor, run, run_checks, work_folder  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
@@ -73,10 +73,8 @@ def check(name, plan, args, work):
     run([args.nncc, os.path.join(work, f"{name}.onnx"), "-o", plain] + PLANS[plan], "nncc")
     run([args.nncc, os.path.join(work, f"{name}.onnx"), "--mutable-weights", "-o", mutable] + PLANS[plan],
         "nncc")
-    info = run([args.nncc_run, mutable, "--info"], "nncc-run --info")
     weights = float_initializers(model)
-    state_line = next((line for line in info.splitlines() if line.startswith("state: ")), "")
-    listed = [part.split(" ")[0] for part in state_line[len("state: "):].split("], ")] if state_line else []
+    listed = [name for name, _ in module_states(args.nncc_run, mutable)]
     if listed != [w.name for w in weights]:
         return False, f"{name} {plan}: FAIL --info lists state {listed}, want {[w.name for w in weights]}"
 
@@ -135,10 +133,9 @@ def check_errors(args, work):
     # Only the names the regular expression matches become state.
     pattern = first.name
     run([args.nncc, os.path.join(work, "mlp.onnx"), f"--mutable-weights={pattern}", "--target=cpu", "-o", so], "nncc")
-    info = run([args.nncc_run, so, "--info"], "nncc-run --info")
-    state_line = next((line for line in info.splitlines() if line.startswith("state: ")), "")
-    if state_line != f"state: {first.name} f32[{','.join(map(str, first.dims))}]":
-        return False, f"errors: FAIL --mutable-weights={pattern} gives: {info}"
+    states = module_states(args.nncc_run, so)
+    if states != [(first.name, f"f32[{','.join(map(str, first.dims))}]")]:
+        return False, f"errors: FAIL --mutable-weights={pattern} gives state {states}"
     in_dir = os.path.join(work, "mlp-cpu", "in")
     bad = os.path.join(work, "bad.pb")
     write(bad, np.zeros((3,), np.float32), "x")

@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import reference  # noqa: E402
-from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
+from e2e_util import module_states, read_tensor, run, run_checks, work_folder  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
@@ -47,12 +47,6 @@ def dataset(shape, n, rng, templates):
     labels = rng.integers(0, 10, size=n).astype(np.int64)
     x = templates[labels] + 0.7 * rng.standard_normal((n,) + shape)
     return x.astype(np.float32), labels
-
-
-def states_of(args, so):
-    info = run([args.nncc_run, so, "--info"], "nncc-run --info")
-    line = next(line for line in info.splitlines() if line.startswith("state: "))
-    return [part.split(" ")[0] for part in line[len("state: "):].split("], ")]
 
 
 def accuracy(args, so, states, state_dir, x, labels, work):
@@ -97,12 +91,11 @@ def check_task(name, shape, flags, epochs, lr, args, work, case_name=None):
     digits = max(len(v.lstrip("-").split("e")[0].replace(".", "").lstrip("0")) for v in losses)
     if len(losses) != steps or digits != 9 or not all(np.isfinite(float(v)) for v in losses):
         return False, f"{name}: FAIL --loss-file has {len(losses)} lines (want {steps}), {digits} digits: {losses[:3]}"
-    acc = accuracy(args, so, states_of(args, so), state_dir, tx, tlabels, case)
+    states = module_states(args.nncc_run, so)
+    acc = accuracy(args, so, [name for name, _ in states], state_dir, tx, tlabels, case)
     last = [line for line in out.splitlines() if line.startswith("step ")][-1]
     # Low-precision training keeps f32 master weights: every state is f32.
-    info = run([args.nncc_run, so, "--info"], "nncc-run --info")
-    state_line = next(line for line in info.splitlines() if line.startswith("state: "))
-    master = all(part.split(" ")[1].startswith("f32") for part in state_line[len("state: "):].split("], "))
+    master = all(t.startswith("f32") for _, t in states)
     ok = acc >= 0.95 and master
     return ok, (f"{case_name or name}: {'ok  ' if ok else 'FAIL'} {steps} steps ({last}); held-out accuracy "
                 f"{acc:.1%}{'' if master else '; a state is not f32'}")
@@ -166,7 +159,7 @@ def check_fine_tune_export(args, work):
     original = os.path.join(work, "cnn.onnx")
     so = os.path.join(case, "cnn.so")
     run([args.nncc, original, "--train", "--trainable=fc_.*", "--optimizer=adam", "--target=cpu", "-o", so], "nncc --train")
-    states = states_of(args, so)
+    states = [name for name, _ in module_states(args.nncc_run, so)]
     if [s for s in states if not s.startswith("fc_") and s != "optimizer.step"]:
         return False, f"fine-tune: FAIL --trainable=fc_.* made these states: {states}"
     exported, state_dir = os.path.join(case, "tuned.onnx"), os.path.join(case, "trained")

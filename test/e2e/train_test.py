@@ -34,7 +34,7 @@ from onnx import numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
-from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
+from e2e_util import module_states, read_tensor, run, run_checks, work_folder  # noqa: E402
 import numpy_backprop  # noqa: E402
 from optimizer_test import reference_step  # noqa: E402
 
@@ -97,9 +97,7 @@ def check(name, setting, plan, args, work):
     so = os.path.join(case, f"{name}.so")
     run([args.nncc, path, "--train", f"--loss={loss_kind}", "-o", so] + flags + PLANS[plan]
         + ([f"--freeze={frozen}"] if frozen else []), "nncc")
-    info = run([args.nncc_run, so, "--info"], "nncc-run --info")
-    state_line = next(line for line in info.splitlines() if line.startswith("state: "))
-    states = [part.split(" ")[0] for part in state_line[len("state: "):].split("], ")]
+    states = [name for name, _ in module_states(args.nncc_run, so)]
     in_shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     out_shape = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
 
