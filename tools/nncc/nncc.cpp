@@ -23,9 +23,13 @@
 
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required);
+/// nncc's own options: `--help` lists these; LLVM's and MLIR's (the pass
+/// manager's --mlir-* included) only `--help-hidden`.
+static cl::OptionCategory nnccOptions("nncc options");
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required, cl::cat(nnccOptions));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' for stdout, text stages only)"),
-                                       cl::value_desc("file"), cl::init(""));
+                                       cl::value_desc("file"), cl::init(""), cl::cat(nnccOptions));
 static cl::opt<nncc::EmitKind> emit(
     "emit", cl::desc("Stop after this stage (default: the shared library)"),
     cl::values(clEnumValN(nncc::EmitKind::NN, "nn", "the imported nn-dialect module"),
@@ -34,102 +38,102 @@ static cl::opt<nncc::EmitKind> emit(
                clEnumValN(nncc::EmitKind::PTX, "ptx", "the kernels as PTX (per CUDA target)"),
                clEnumValN(nncc::EmitKind::Object, "obj", "the kernels as a host object file"),
                clEnumValN(nncc::EmitKind::Module, "so", "the shared library (model.so)")),
-    cl::init(nncc::EmitKind::Module));
+    cl::init(nncc::EmitKind::Module), cl::cat(nnccOptions));
 static cl::opt<std::string> targets(
     "target",
     cl::desc("Code for these targets: cpu, cuda:sm_NN, comma-separated (default: cpu, plus "
              "cuda:sm_80,cuda:sm_90 when the CUDA toolkit's ptxas is found)"),
-    cl::value_desc("LIST"));
+    cl::value_desc("LIST"), cl::cat(nnccOptions));
 static cl::opt<std::string> cpu(
     "cpu",
     cl::desc("CPU the host code is compiled for: x86-64-v3 (default: AVX2+FMA), x86-64-v2, "
              "x86-64-v4 (AVX-512), native (this machine only) or an LLVM CPU name; the module "
              "records the features it needs and is refused where they are missing"),
-    cl::value_desc("LEVEL"), cl::init("x86-64-v3"));
+    cl::value_desc("LEVEL"), cl::init("x86-64-v3"), cl::cat(nnccOptions));
 static cl::opt<bool> emulateGpu(
     "emulate-gpu",
-    cl::desc("Testing: host kernels run the GPU thread mapping one thread at a time"));
+    cl::desc("Testing: host kernels run the GPU thread mapping one thread at a time"), cl::cat(nnccOptions));
 static cl::list<std::string> shapes("shape",
                                     cl::desc("Fix the dims of a graph input: NAME:1x3x224x224"),
-                                    cl::value_desc("NAME:DIMS"));
+                                    cl::value_desc("NAME:DIMS"), cl::cat(nnccOptions));
 static cl::list<std::string> bindInputs(
     "bind-input", cl::desc("Make a graph input a constant read from an ONNX TensorProto file"),
-    cl::value_desc("NAME=FILE.pb"));
+    cl::value_desc("NAME=FILE.pb"), cl::cat(nnccOptions));
 static cl::opt<bool> noSimplify("no-simplify",
-                                cl::desc("Print the importer's output before canonicalization"));
+                                cl::desc("Print the importer's output before canonicalization"), cl::cat(nnccOptions));
 static cl::opt<bool> weightsFile("weights-file",
-                                 cl::desc("Store weights in <output>.weights (mmapped at load)"));
+                                 cl::desc("Store weights in <output>.weights (mmapped at load)"), cl::cat(nnccOptions));
 static cl::opt<std::string> keepTemps("keep-temps",
                                       cl::desc("Keep the generated plan.c, kernels.o ... here"),
-                                      cl::value_desc("dir"));
+                                      cl::value_desc("dir"), cl::cat(nnccOptions));
 static cl::opt<int64_t> memoryBudget(
     "memory-budget", cl::desc("Fail when an entry needs more bytes than this (weights + arena + I/O)"),
-    cl::value_desc("BYTES"), cl::init(0));
+    cl::value_desc("BYTES"), cl::init(0), cl::cat(nnccOptions));
 static cl::opt<bool> noFusion("no-fusion",
-                              cl::desc("One kernel per op (for comparisons with fusion)"));
+                              cl::desc("One kernel per op (for comparisons with fusion)"), cl::cat(nnccOptions));
 static cl::opt<bool> noMemoryReuse(
-    "no-memory-reuse", cl::desc("Give every intermediate its own arena bytes (for comparisons)"));
+    "no-memory-reuse", cl::desc("Give every intermediate its own arena bytes (for comparisons)"), cl::cat(nnccOptions));
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("Compute precision: fp32 (default), tf32 (f32 GEMMs may use TF32), bf16 or fp16 "
              "(GEMMs and what follows them in the low type, f32 accumulation; reductions, "
              "softmax, normalizations, exp/log/pow in f32), mixed (bf16 GEMM operands, "
              "everything else f32); docs/precision.md"),
-    cl::value_desc("fp32|tf32|bf16|fp16|mixed"), cl::init("fp32"));
+    cl::value_desc("fp32|tf32|bf16|fp16|mixed"), cl::init("fp32"), cl::cat(nnccOptions));
 static cl::list<std::string> keepFp32(
     "keep-fp32", cl::desc("Compute these ONNX nodes or op types in f32 (names or types, "
                           "comma-separated)"),
-    cl::value_desc("NODE_OR_OPTYPE,..."), cl::CommaSeparated);
+    cl::value_desc("NODE_OR_OPTYPE,..."), cl::CommaSeparated, cl::cat(nnccOptions));
 static cl::opt<std::string> mutableWeights(
     "mutable-weights",
     cl::desc("Make the weights whose initializer names fully match REGEX module state: each "
              "session keeps them on its device, readable and writable through the runtime API "
              "(--mutable-weights alone: all float weights)"),
-    cl::value_desc("REGEX"), cl::ValueOptional);
+    cl::value_desc("REGEX"), cl::ValueOptional, cl::cat(nnccOptions));
 static cl::opt<bool> train(
     "train", cl::desc("Add the entries train_step(inputs..., labels, lr) -> loss and eval_step "
                       "(--loss, --optimizer; the weights --trainable selects are updated in "
-                      "place; docs/training.md)"));
+                      "place; docs/training.md)"), cl::cat(nnccOptions));
 static cl::opt<std::string> trainable(
     "trainable", cl::desc("With --train: the initializers trained (full-name regex; default all "
                           "float initializers)"),
-    cl::value_desc("REGEX"));
+    cl::value_desc("REGEX"), cl::cat(nnccOptions));
 static cl::opt<std::string> freeze(
     "freeze", cl::desc("With --train: initializers that stay constants (full-name regex)"),
-    cl::value_desc("REGEX"));
+    cl::value_desc("REGEX"), cl::cat(nnccOptions));
 static cl::opt<std::string> loss(
     "loss",
     cl::desc("Add the entry eval_step(inputs..., labels) -> loss: cross-entropy (int64 class "
              "labels, the output as logits), mse, or output (the output is the loss)"),
-    cl::value_desc("cross-entropy|mse|output"));
+    cl::value_desc("cross-entropy|mse|output"), cl::cat(nnccOptions));
 static cl::opt<std::string> lossOutput("loss-output",
                                        cl::desc("The output the loss reads (default: the only one)"),
-                                       cl::value_desc("NAME"));
+                                       cl::value_desc("NAME"), cl::cat(nnccOptions));
 static cl::opt<std::string> labelName("label-name", cl::desc("The name of the labels input"),
-                                      cl::value_desc("NAME"), cl::init("labels"));
+                                      cl::value_desc("NAME"), cl::init("labels"), cl::cat(nnccOptions));
 static cl::opt<std::string> optimizer(
     "optimizer",
     cl::desc("Add the entry optimizer_step(lr, grad.<weight>...) -> step updating the mutable "
              "weights as torch.optim does (docs/training.md)"),
-    cl::value_desc("sgd|momentum|adam|adamw"));
+    cl::value_desc("sgd|momentum|adam|adamw"), cl::cat(nnccOptions));
 static cl::opt<double> momentum("momentum", cl::desc("SGD momentum (--optimizer=momentum)"),
-                                cl::init(0.9));
-static cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::init(0.9));
-static cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::init(0.999));
-static cl::opt<double> eps("eps", cl::desc("Adam epsilon"), cl::init(1e-8));
+                                cl::init(0.9), cl::cat(nnccOptions));
+static cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::init(0.9), cl::cat(nnccOptions));
+static cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::init(0.999), cl::cat(nnccOptions));
+static cl::opt<double> eps("eps", cl::desc("Adam epsilon"), cl::init(1e-8), cl::cat(nnccOptions));
 static cl::opt<double> weightDecay("weight-decay",
-                                   cl::desc("L2 penalty (decoupled for adamw)"), cl::init(0));
+                                   cl::desc("L2 penalty (decoupled for adamw)"), cl::init(0), cl::cat(nnccOptions));
 static cl::opt<double> gradClip("grad-clip",
                                 cl::desc("Clip the gradients' global L2 norm to this (0: off)"),
-                                cl::init(0));
+                                cl::init(0), cl::cat(nnccOptions));
 static cl::opt<std::string> gradients(
     "gradients",
     cl::desc("Add the entry forward_grad: the gradients of forward's float inputs, and of the "
              "initializers whose name matches REGEX, given a cotangent of each output "
              "(docs/training.md)"),
-    cl::value_desc("REGEX"), cl::ValueOptional);
+    cl::value_desc("REGEX"), cl::ValueOptional, cl::cat(nnccOptions));
 static cl::opt<bool> elideWeights("elide-weights",
-                                  cl::desc("Print large constants as '...' in text output"));
+                                  cl::desc("Print large constants as '...' in text output"), cl::cat(nnccOptions));
 
 static int fail(llvm::Error err) {
   llvm::errs() << "nncc: error: " << llvm::toString(std::move(err)) << "\n";
@@ -166,7 +170,14 @@ int main(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
   mlir::registerAsmPrinterCLOptions();
-  cl::ParseCommandLineOptions(args.size(), args.data(), "nncc: ONNX graph compiler\n");
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (!llvm::is_contained(option->Categories, &nnccOptions) && option->getOptionHiddenFlag() == cl::NotHidden &&
+        name != "help" && name != "version")
+      option->setHiddenFlag(cl::Hidden);
+  cl::ParseCommandLineOptions(args.size(), args.data(),
+                              "nncc: ONNX graph compiler\n\n"
+                              "  MLIR's pass-manager options (--mlir-print-ir-after-all, --mlir-timing,\n"
+                              "  --mlir-pass-pipeline-crash-reproducer=FILE, ...) and LLVM's: --help-hidden\n");
 
   nncc::CompileOptions options;
   options.emit = emit;
