@@ -49,13 +49,15 @@ llvm::Error parseBindOption(llvm::StringRef text, ImportOptions &options) {
 llvm::Error parseShapeOption(llvm::StringRef text, ImportOptions &options) {
   auto [name, dimsText] = text.rsplit(':');
   auto bad = [&] {
-    return fail("--shape expects NAME:D0xD1x..., got '" + text + "'");
+    return fail("--shape expects NAME:D0xD1x... (NAME: for a scalar), got '" + text + "'");
   };
-  if (name.empty() || dimsText.empty())
+  if (name.empty() || !text.contains(':'))
     return bad();
+  // "NAME:" gives a scalar (rank 0): a sample-rate or flag input.
   std::vector<int64_t> dims;
   llvm::SmallVector<llvm::StringRef> parts;
-  dimsText.split(parts, 'x');
+  if (!dimsText.empty())
+    dimsText.split(parts, 'x');
   for (llvm::StringRef part : parts) {
     int64_t d;
     if (part.getAsInteger(10, d) || d < 0)

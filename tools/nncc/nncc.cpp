@@ -54,7 +54,7 @@ static cl::opt<bool> emulateGpu(
     "emulate-gpu",
     cl::desc("Testing: host kernels run the GPU thread mapping one thread at a time"), cl::cat(nnccOptions));
 static cl::list<std::string> shapes("shape",
-                                    cl::desc("Fix the dims of a graph input: NAME:1x3x224x224"),
+                                    cl::desc("Fix the dims of a graph input: NAME:1x3x224x224 (NAME: for a scalar)"),
                                     cl::value_desc("NAME:DIMS"), cl::cat(nnccOptions));
 static cl::list<std::string> bindInputs(
     "bind-input", cl::desc("Make a graph input a constant read from an ONNX TensorProto file"),
