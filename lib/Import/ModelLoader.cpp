@@ -4,6 +4,7 @@
 #include "lib/Import/ModelLoader.h"
 #include "lib/Support/Error.h"
 
+#include "lib/Import/FoldShapes.h"
 #include "lib/Import/InputBinding.h"
 
 #include "lib/Import/ModelValidation.h"
@@ -188,6 +189,10 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
     if (auto err = inferShapes())
       return std::move(err);
   }
+  // Shape computations that --shape made constant, then the shapes they give.
+  if (foldShapeComputations(model) > 0)
+    if (auto err = inferShapes())
+      return std::move(err);
   return loaded;
 }
 
