@@ -217,6 +217,7 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerNormalizationHandlers(r);
     registerReductionHandlers(r);
     registerDataMovementHandlers(r);
+    registerLossHandlers(r);
     return r;
   }();
   return registry;

@@ -118,6 +118,7 @@ void registerContractionHandlers(HandlerRegistry &registry);
 void registerNormalizationHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerDataMovementHandlers(HandlerRegistry &registry);
+void registerLossHandlers(HandlerRegistry &registry);
 
 } // namespace nncc::import
 
