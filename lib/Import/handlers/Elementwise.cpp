@@ -210,6 +210,147 @@ LogicalResult dropout(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// The broadcast i1 type of inputs 0 and 1, or an error naming them.
+FailureOr<RankedTensorType> broadcastMask(NodeContext &ctx) {
+  auto type = broadcastType(ctx.input(0).getType(), ctx.input(1).getType(),
+                            ctx.builder().getI1Type());
+  if (!type)
+    return ctx.error("inputs are not broadcast-compatible");
+  return type;
+}
+
+/// Xor is Not(Equal) of booleans.
+LogicalResult xorOp(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  auto type = broadcastMask(ctx);
+  if (failed(type))
+    return failure();
+  Value same = build<nn::EqualOp>(ctx, *type, {ctx.input(0), ctx.input(1)});
+  out.push_back(build<nn::NotOp>(ctx, *type, same));
+  return success();
+}
+
+LogicalResult isInf(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto in = ctx.inputType(0);
+  auto floatType = dyn_cast<FloatType>(in.getElementType());
+  if (!floatType)
+    return ctx.error("expects a float input");
+  bool positive = ctx.attrInt("detect_positive", 1) != 0;
+  bool negative = ctx.attrInt("detect_negative", 1) != 0;
+  if (!positive && !negative)
+    return ctx.error("detect_positive and detect_negative are both 0");
+  auto type = RankedTensorType::get(in.getShape(), ctx.builder().getI1Type());
+  auto equalsInf = [&](bool neg) -> Value {
+    APFloat inf = APFloat::getInf(floatType.getFloatSemantics(), neg);
+    Value c = ctx.constant(DenseElementsAttr::get(RankedTensorType::get({}, floatType), inf));
+    return build<nn::EqualOp>(ctx, type, {ctx.input(0), c});
+  };
+  Value result = positive ? equalsInf(false) : equalsInf(true);
+  if (positive && negative)
+    result = build<nn::OrOp>(ctx, type, {result, equalsInf(true)});
+  out.push_back(result);
+  return success();
+}
+
+/// ThresholdedRelu: x where x > alpha, else 0.
+LogicalResult thresholdedRelu(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  Type elem = type.getElementType();
+  auto mask = RankedTensorType::get(type.getShape(), ctx.builder().getI1Type());
+  Value above = build<nn::GreaterOp>(
+      ctx, mask, {ctx.input(0), ctx.scalar(elem, ctx.attrFloat("alpha", 1.0))});
+  out.push_back(build<nn::WhereOp>(ctx, type, {above, ctx.input(0), ctx.scalar(elem, 0.0)}));
+  return success();
+}
+
+/// Softsign: x / (1 + |x|).
+LogicalResult softsign(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  Value abs = build<nn::AbsOp>(ctx, type, ctx.input(0));
+  Value denom = build<nn::AddOp>(ctx, type, {abs, ctx.scalar(type.getElementType(), 1.0)});
+  out.push_back(build<nn::DivOp>(ctx, type, {ctx.input(0), denom}));
+  return success();
+}
+
+/// Celu(x) = alpha * Elu(x / alpha) with Elu's alpha 1.
+LogicalResult celu(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  double alpha = ctx.attrFloat("alpha", 1.0);
+  if (alpha == 0)
+    return ctx.error("alpha must not be 0");
+  Value a = ctx.scalar(type.getElementType(), alpha);
+  Value scaled = build<nn::DivOp>(ctx, type, {ctx.input(0), a});
+  Value elu = build<nn::EluOp>(ctx, type, scaled, {f64Attr(ctx, "alpha", 1.0)});
+  out.push_back(build<nn::MulOp>(ctx, type, {elu, a}));
+  return success();
+}
+
+/// Shrink: x + bias below -lambd, x - bias above lambd, else 0.
+LogicalResult shrink(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  Type elem = type.getElementType();
+  double lambd = ctx.attrFloat("lambd", 0.5), bias = ctx.attrFloat("bias", 0.0);
+  auto mask = RankedTensorType::get(type.getShape(), ctx.builder().getI1Type());
+  Value x = ctx.input(0), b = ctx.scalar(elem, bias);
+  Value below = build<nn::LessOp>(ctx, mask, {x, ctx.scalar(elem, -lambd)});
+  Value above = build<nn::GreaterOp>(ctx, mask, {x, ctx.scalar(elem, lambd)});
+  Value up = build<nn::AddOp>(ctx, type, {x, b});
+  Value down = build<nn::SubOp>(ctx, type, {x, b});
+  Value inner = build<nn::WhereOp>(ctx, type, {above, down, ctx.scalar(elem, 0.0)});
+  out.push_back(build<nn::WhereOp>(ctx, type, {below, up, inner}));
+  return success();
+}
+
+/// Mod: the remainder a - b * trunc(a / b) (integer division truncates);
+/// with fmod=0 (integers only) it takes the divisor's sign, as Python's %.
+LogicalResult mod(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  Type elem = ctx.inputType(0).getElementType();
+  bool isFloat = isa<FloatType>(elem);
+  bool fmod = ctx.attrInt("fmod", 0) != 0;
+  if (isFloat && !fmod)
+    return ctx.error("fmod=0 is defined for integers only");
+  auto type = broadcastType(ctx.input(0).getType(), ctx.input(1).getType(), elem);
+  if (!type)
+    return ctx.error("inputs are not broadcast-compatible");
+  Value a = ctx.input(0), b = ctx.input(1);
+  Value quotient = build<nn::DivOp>(ctx, type, {a, b});
+  if (isFloat) {
+    Value abs = build<nn::AbsOp>(ctx, type, quotient);
+    Value magnitude = build<nn::FloorOp>(ctx, type, abs);
+    Value sign = build<nn::SignOp>(ctx, type, quotient);
+    quotient = build<nn::MulOp>(ctx, type, {sign, magnitude});
+  }
+  Value product = build<nn::MulOp>(ctx, type, {b, quotient});
+  Value rem = build<nn::SubOp>(ctx, type, {a, product});
+  if (!fmod && !elem.isUnsignedInteger()) {
+    auto mask = RankedTensorType::get(type.getShape(), ctx.builder().getI1Type());
+    Value zero = ctx.scalar(elem, 0);
+    Value remNegative = build<nn::LessOp>(ctx, mask, {rem, zero});
+    auto divisorMask = RankedTensorType::get(ctx.inputType(1).getShape(), mask.getElementType());
+    Value divisorNegative = build<nn::LessOp>(ctx, divisorMask, {b, zero});
+    Value signsAgree = build<nn::EqualOp>(ctx, mask, {remNegative, divisorNegative});
+    Value isZero = build<nn::EqualOp>(ctx, mask, {rem, zero});
+    Value keep = build<nn::OrOp>(ctx, mask, {signsAgree, isZero});
+    Value shifted = build<nn::AddOp>(ctx, type, {rem, b});
+    rem = build<nn::WhereOp>(ctx, type, {keep, rem, shifted});
+  }
+  out.push_back(rem);
+  return success();
+}
+
 } // namespace
 
 void registerElementwiseHandlers(HandlerRegistry &r) {
@@ -268,6 +409,13 @@ void registerElementwiseHandlers(HandlerRegistry &r) {
   r.add("GreaterOrEqual", 12, compare<nn::GreaterEqualOp>);
   r.add("LessOrEqual", 12, compare<nn::LessEqualOp>);
   r.add("Where", 9, where);
+  r.add("Xor", 7, xorOp);
+  r.add("IsInf", 10, isInf);
+  r.add("ThresholdedRelu", 10, thresholdedRelu);
+  r.add("Softsign", 1, softsign);
+  r.add("Celu", 12, celu);
+  r.add("Shrink", 9, shrink);
+  r.add("Mod", 10, mod);
 }
 
 } // namespace nncc::import
