@@ -218,6 +218,7 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerReductionHandlers(r);
     registerDataMovementHandlers(r);
     registerLossHandlers(r);
+    registerStructuredHandlers(r);
     return r;
   }();
   return registry;

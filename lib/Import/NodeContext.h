@@ -119,6 +119,7 @@ void registerNormalizationHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerDataMovementHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
+void registerStructuredHandlers(HandlerRegistry &registry);
 
 } // namespace nncc::import
 

@@ -1,0 +1,217 @@
+/// Handlers of ops built from index masks and axis shuffles: Hardmax, OneHot,
+/// Trilu, EyeLike (a mask compared or selected with), DepthToSpace and
+/// SpaceToDepth (reshape, transpose, reshape).
+#include "lib/Import/handlers/HandlerUtils.h"
+
+using namespace mlir;
+
+namespace nncc::import {
+namespace {
+
+/// An i64 constant of `rank` dims, all 1 but `axis`, holding 0..size-1.
+Value classIds(NodeContext &ctx, int64_t rank, int64_t axis, int64_t size) {
+  SmallVector<int64_t> shape(rank, 1), ids;
+  shape[axis] = size;
+  for (int64_t i = 0; i < size; ++i)
+    ids.push_back(i);
+  return ctx.constantI64(ids, shape);
+}
+
+/// An i1 constant [rows, cols] that is true where `pred(row, col)`.
+Value matrixMask(NodeContext &ctx, int64_t rows, int64_t cols,
+                 llvm::function_ref<bool(int64_t, int64_t)> pred) {
+  SmallVector<bool> values;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      values.push_back(pred(i, j));
+  auto type = RankedTensorType::get({rows, cols}, ctx.builder().getI1Type());
+  return ctx.constant(DenseElementsAttr::get(type, ArrayRef<bool>(values)));
+}
+
+/// Hardmax: 1 at the first maximum along `axis`, 0 elsewhere.
+LogicalResult hardmax(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  auto axis = axisAttr(ctx, "axis", -1, type.getRank());
+  if (failed(axis))
+    return failure();
+  if (type.isDynamicDim(*axis))
+    return ctx.error("the axis dim must be static");
+  SmallVector<int64_t> kept(type.getShape());
+  kept[*axis] = 1;
+  Value argmax = build<nn::ArgMaxOp>(
+      ctx, RankedTensorType::get(kept, ctx.builder().getI64Type()), ctx.input(0),
+      {i64Attr(ctx, "axis", *axis), boolAttr(ctx, "keepdims", true),
+       boolAttr(ctx, "select_last_index", false)});
+  Value ids = classIds(ctx, type.getRank(), *axis, type.getShape()[*axis]);
+  auto mask = RankedTensorType::get(type.getShape(), ctx.builder().getI1Type());
+  Value hot = build<nn::EqualOp>(ctx, mask, {argmax, ids});
+  out.push_back(build<nn::CastOp>(ctx, type, hot));
+  return success();
+}
+
+/// OneHot: `values[1]` where the (wrapped) index equals the position along
+/// the new axis, `values[0]` elsewhere; indices outside [-depth, depth) give
+/// a row of `values[0]`.
+LogicalResult oneHot(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 3)))
+    return failure();
+  auto indices = ctx.inputType(0);
+  if (!indices.hasStaticShape())
+    return ctx.error("needs a static indices shape");
+  std::optional<int64_t> depth;
+  if (auto ints = ctx.constInts(1); ints && ints->size() == 1)
+    depth = (*ints)[0];
+  else if (auto floats = ctx.constFloats(1); floats && floats->size() == 1)
+    depth = (int64_t)(*floats)[0];
+  if (!depth)
+    return ctx.error("depth must be a constant scalar");
+  if (*depth <= 0)
+    return ctx.error("depth " + llvm::Twine(*depth) + " is not positive");
+  auto values = ctx.inputType(2);
+  if (values.getRank() != 1 || values.getShape()[0] != 2)
+    return ctx.error("values must hold 2 entries [off, on]");
+  int64_t rank = indices.getRank() + 1;
+  auto axis = axisAttr(ctx, "axis", -1, rank);
+  if (failed(axis))
+    return failure();
+  Type i64 = ctx.builder().getI64Type(), i1 = ctx.builder().getI1Type();
+  Value idx = ctx.input(0);
+  auto idxType = RankedTensorType::get(indices.getShape(), i64);
+  if (indices.getElementType() != i64)
+    idx = build<nn::CastOp>(ctx, idxType, idx);
+  Value zero = ctx.scalar(i64, 0);
+  Value negative = build<nn::LessOp>(ctx, RankedTensorType::get(indices.getShape(), i1), {idx, zero});
+  Value wrapped = build<nn::AddOp>(ctx, idxType, {idx, ctx.scalar(i64, (double)*depth)});
+  idx = build<nn::WhereOp>(ctx, idxType, {negative, wrapped, idx});
+  SmallVector<int64_t> kept(indices.getShape()), shape(indices.getShape());
+  kept.insert(kept.begin() + *axis, 1);
+  shape.insert(shape.begin() + *axis, *depth);
+  idx = build<nn::ReshapeOp>(ctx, RankedTensorType::get(kept, i64), idx);
+  Value ids = classIds(ctx, rank, *axis, *depth);
+  Value hot = build<nn::EqualOp>(ctx, RankedTensorType::get(shape, i1), {idx, ids});
+  auto scalarType = RankedTensorType::get({}, values.getElementType());
+  auto pickValue = [&](int64_t i) -> Value {
+    return build<nn::GatherOp>(ctx, scalarType, {ctx.input(2), ctx.constantI64({i}, {})},
+                               {i64Attr(ctx, "axis", 0)});
+  };
+  Value off = pickValue(0), on = pickValue(1);
+  auto type = RankedTensorType::get(shape, values.getElementType());
+  out.push_back(build<nn::WhereOp>(ctx, type, {hot, on, off}));
+  return success();
+}
+
+/// Trilu keeps the upper (col - row >= k) or lower (col - row <= k) triangle
+/// of the last two dims and zeroes the rest.
+LogicalResult trilu(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  int64_t rank = type.getRank();
+  if (rank < 2 || type.isDynamicDim(rank - 1) || type.isDynamicDim(rank - 2))
+    return ctx.error("needs an input of rank >= 2 with static last two dims");
+  int64_t k = 0;
+  if (ctx.input(1)) {
+    auto given = ctx.constInts(1);
+    if (!given || given->size() != 1)
+      return ctx.error("k must be a constant scalar (bind it with --bind-input)");
+    k = (*given)[0];
+  }
+  bool upper = ctx.attrInt("upper", 1) != 0;
+  Value mask = matrixMask(ctx, type.getShape()[rank - 2], type.getShape()[rank - 1],
+                          [&](int64_t i, int64_t j) { return upper ? j - i >= k : j - i <= k; });
+  Value zero = ctx.scalar(type.getElementType(), 0);
+  out.push_back(build<nn::WhereOp>(ctx, type, {mask, ctx.input(0), zero}));
+  return success();
+}
+
+/// EyeLike: ones on the k-th diagonal of a static 2-d shape, in `dtype`.
+LogicalResult eyeLike(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto input = ctx.inputType(0);
+  if (input.getRank() != 2 || !input.hasStaticShape())
+    return ctx.error("needs a static 2-d input");
+  auto type = ctx.resultType(0);
+  if (failed(type))
+    return failure();
+  int64_t k = ctx.attrInt("k", 0);
+  Value mask = matrixMask(ctx, input.getShape()[0], input.getShape()[1],
+                          [&](int64_t i, int64_t j) { return j - i == k; });
+  out.push_back(build<nn::CastOp>(ctx, *type, mask));
+  return success();
+}
+
+/// Reshapes `x` to `split`, permutes with `perm` and reshapes to `result`.
+Value shuffle(NodeContext &ctx, Value x, ArrayRef<int64_t> split, ArrayRef<int64_t> perm,
+              ArrayRef<int64_t> result) {
+  Type elem = cast<RankedTensorType>(x.getType()).getElementType();
+  Value v = build<nn::ReshapeOp>(ctx, RankedTensorType::get(split, elem), x);
+  SmallVector<int64_t> permuted;
+  for (int64_t p : perm)
+    permuted.push_back(split[p]);
+  v = build<nn::TransposeOp>(ctx, RankedTensorType::get(permuted, elem), v,
+                             {i64ArrayAttr(ctx, "perm", perm)});
+  return build<nn::ReshapeOp>(ctx, RankedTensorType::get(result, elem), v);
+}
+
+/// The static [N, C, H, W] input and blocksize of DepthToSpace/SpaceToDepth.
+FailureOr<std::pair<SmallVector<int64_t>, int64_t>> blockInput(NodeContext &ctx) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  if (type.getRank() != 4 || !type.hasStaticShape())
+    return ctx.error("needs a static 4-d input");
+  int64_t b = ctx.attrInt("blocksize", 0);
+  if (b <= 0)
+    return ctx.error("blocksize must be positive");
+  return std::pair{SmallVector<int64_t>(type.getShape()), b};
+}
+
+LogicalResult depthToSpace(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  auto in = blockInput(ctx);
+  if (failed(in))
+    return failure();
+  auto [s, b] = *in;
+  int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  if (c % (b * b))
+    return ctx.error("channels are not a multiple of blocksize^2");
+  std::string mode = ctx.attrString("mode", "DCR");
+  SmallVector<int64_t> result{n, c / (b * b), h * b, w * b};
+  if (mode == "DCR")
+    out.push_back(shuffle(ctx, ctx.input(0), {n, b, b, c / (b * b), h, w}, {0, 3, 4, 1, 5, 2},
+                          result));
+  else if (mode == "CRD")
+    out.push_back(shuffle(ctx, ctx.input(0), {n, c / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3},
+                          result));
+  else
+    return ctx.error("mode '" + mode + "' is not DCR or CRD");
+  return success();
+}
+
+LogicalResult spaceToDepth(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  auto in = blockInput(ctx);
+  if (failed(in))
+    return failure();
+  auto [s, b] = *in;
+  int64_t n = s[0], c = s[1], h = s[2], w = s[3];
+  if (h % b || w % b)
+    return ctx.error("height and width are not multiples of blocksize");
+  out.push_back(shuffle(ctx, ctx.input(0), {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
+                        {n, c * b * b, h / b, w / b}));
+  return success();
+}
+
+} // namespace
+
+void registerStructuredHandlers(HandlerRegistry &r) {
+  r.add("Hardmax", 13, hardmax);
+  r.add("OneHot", 11, oneHot);
+  r.add("Trilu", 14, trilu);
+  r.add("EyeLike", 9, eyeLike);
+  r.add("DepthToSpace", 11, depthToSpace);
+  r.add("SpaceToDepth", 1, spaceToDepth);
+}
+
+} // namespace nncc::import
