@@ -351,6 +351,62 @@ LogicalResult mod(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// The hyperbolic functions and their inverses, from exp, log and sqrt.
+enum class Hyperbolic { Sinh, Cosh, Asinh, Acosh, Atanh };
+
+template <Hyperbolic kind>
+LogicalResult hyperbolic(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  Type elem = type.getElementType();
+  if (!isa<FloatType>(elem))
+    return ctx.error("expects a float input");
+  Value x = ctx.input(0), one = ctx.scalar(elem, 1.0), half = ctx.scalar(elem, 0.5);
+  Value result;
+  switch (kind) {
+  case Hyperbolic::Sinh:
+  case Hyperbolic::Cosh: { // (e^x -+ e^-x) / 2
+    Value ex = build<nn::ExpOp>(ctx, type, x);
+    Value negX = build<nn::NegOp>(ctx, type, x);
+    Value enx = build<nn::ExpOp>(ctx, type, negX);
+    Value combined = kind == Hyperbolic::Sinh ? (Value)build<nn::SubOp>(ctx, type, {ex, enx})
+                                              : (Value)build<nn::AddOp>(ctx, type, {ex, enx});
+    result = build<nn::MulOp>(ctx, type, {combined, half});
+    break;
+  }
+  case Hyperbolic::Asinh: { // sign(x) log(|x| + sqrt(x^2 + 1)): no cancellation for x < 0
+    Value abs = build<nn::AbsOp>(ctx, type, x);
+    Value square = build<nn::MulOp>(ctx, type, {x, x});
+    Value shifted = build<nn::AddOp>(ctx, type, {square, one});
+    Value root = build<nn::SqrtOp>(ctx, type, shifted);
+    Value sum = build<nn::AddOp>(ctx, type, {abs, root});
+    Value log = build<nn::LogOp>(ctx, type, sum);
+    Value sign = build<nn::SignOp>(ctx, type, x);
+    result = build<nn::MulOp>(ctx, type, {sign, log});
+    break;
+  }
+  case Hyperbolic::Acosh: { // log(x + sqrt(x^2 - 1))
+    Value square = build<nn::MulOp>(ctx, type, {x, x});
+    Value shifted = build<nn::SubOp>(ctx, type, {square, one});
+    Value root = build<nn::SqrtOp>(ctx, type, shifted);
+    Value sum = build<nn::AddOp>(ctx, type, {x, root});
+    result = build<nn::LogOp>(ctx, type, sum);
+    break;
+  }
+  case Hyperbolic::Atanh: { // log((1 + x) / (1 - x)) / 2
+    Value above = build<nn::AddOp>(ctx, type, {one, x});
+    Value below = build<nn::SubOp>(ctx, type, {one, x});
+    Value ratio = build<nn::DivOp>(ctx, type, {above, below});
+    Value log = build<nn::LogOp>(ctx, type, ratio);
+    result = build<nn::MulOp>(ctx, type, {log, half});
+    break;
+  }
+  }
+  out.push_back(result);
+  return success();
+}
+
 } // namespace
 
 void registerElementwiseHandlers(HandlerRegistry &r) {
@@ -416,6 +472,11 @@ void registerElementwiseHandlers(HandlerRegistry &r) {
   r.add("Celu", 12, celu);
   r.add("Shrink", 9, shrink);
   r.add("Mod", 10, mod);
+  r.add("Sinh", 9, hyperbolic<Hyperbolic::Sinh>);
+  r.add("Cosh", 9, hyperbolic<Hyperbolic::Cosh>);
+  r.add("Asinh", 9, hyperbolic<Hyperbolic::Asinh>);
+  r.add("Acosh", 9, hyperbolic<Hyperbolic::Acosh>);
+  r.add("Atanh", 9, hyperbolic<Hyperbolic::Atanh>);
 }
 
 } // namespace nncc::import
