@@ -1,6 +1,6 @@
 /// Handlers of ops built from index masks and axis shuffles: Hardmax, OneHot,
-/// Trilu, EyeLike (a mask compared or selected with), DepthToSpace and
-/// SpaceToDepth (reshape, transpose, reshape).
+/// Trilu, EyeLike (a mask compared or selected with), GatherND (a linear
+/// index), DepthToSpace and SpaceToDepth (reshape, transpose, reshape).
 #include "lib/Import/handlers/HandlerUtils.h"
 
 using namespace mlir;
@@ -143,6 +143,72 @@ LogicalResult eyeLike(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// GatherND as one Gather: the index tuples (negatives wrapped) and the batch
+/// position become a row-major linear index into the data viewed as
+/// [batch * indexed dims, rest...].
+LogicalResult gatherND(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  auto data = ctx.inputType(0), indices = ctx.inputType(1);
+  if (!data.hasStaticShape() || !indices.hasStaticShape() || indices.getRank() < 1)
+    return ctx.error("needs static data and indices shapes");
+  int64_t b = ctx.attrInt("batch_dims", 0), k = indices.getShape().back();
+  int64_t q = indices.getRank();
+  if (b < 0 || b >= q || b + k > data.getRank())
+    return ctx.error("batch_dims and the index tuple length do not fit the data rank");
+  for (int64_t d = 0; d < b; ++d)
+    if (data.getShape()[d] != indices.getShape()[d])
+      return ctx.error("the batch dims of data and indices differ");
+  Type i64 = ctx.builder().getI64Type(), i1 = ctx.builder().getI1Type();
+  Value idx = ctx.input(1);
+  if (indices.getElementType() != i64)
+    idx = build<nn::CastOp>(ctx, RankedTensorType::get(indices.getShape(), i64), idx);
+  ArrayRef<int64_t> tupleShape = indices.getShape().drop_back();
+  auto tupleType = RankedTensorType::get(tupleShape, i64);
+  auto maskType = RankedTensorType::get(tupleShape, i1);
+  Value linear;
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t dim = data.getShape()[b + j];
+    Value col = build<nn::GatherOp>(ctx, tupleType, {idx, ctx.constantI64({j}, {})},
+                                    {i64Attr(ctx, "axis", q - 1)});
+    Value negative = build<nn::LessOp>(ctx, maskType, {col, ctx.scalar(i64, 0)});
+    Value wrapped = build<nn::AddOp>(ctx, tupleType, {col, ctx.scalar(i64, (double)dim)});
+    col = build<nn::WhereOp>(ctx, tupleType, {negative, wrapped, col});
+    if (!linear) {
+      linear = col;
+      continue;
+    }
+    Value scaled = build<nn::MulOp>(ctx, tupleType, {linear, ctx.scalar(i64, (double)dim)});
+    linear = build<nn::AddOp>(ctx, tupleType, {scaled, col});
+  }
+  if (!linear) // Empty tuples take whole slices.
+    linear = ctx.constant(DenseElementsAttr::get(tupleType, APInt(64, 0)));
+  int64_t tuples = 1, batches = 1;
+  for (int64_t j = 0; j < k; ++j)
+    tuples *= data.getShape()[b + j];
+  SmallVector<int64_t> batchShape(tupleShape.size(), 1), batchIds;
+  for (int64_t d = 0; d < b; ++d) {
+    batchShape[d] = data.getShape()[d];
+    batches *= data.getShape()[d];
+  }
+  if (b > 0) {
+    for (int64_t i = 0; i < batches; ++i)
+      batchIds.push_back(i * tuples);
+    Value offsets = ctx.constantI64(batchIds, batchShape);
+    linear = build<nn::AddOp>(ctx, tupleType, {linear, offsets});
+  }
+  SmallVector<int64_t> flatShape{batches * tuples}, shape(tupleShape);
+  for (int64_t d : data.getShape().drop_front(b + k)) {
+    flatShape.push_back(d);
+    shape.push_back(d);
+  }
+  Type elem = data.getElementType();
+  Value flat = build<nn::ReshapeOp>(ctx, RankedTensorType::get(flatShape, elem), ctx.input(0));
+  out.push_back(build<nn::GatherOp>(ctx, RankedTensorType::get(shape, elem), {flat, linear},
+                                    {i64Attr(ctx, "axis", 0)}));
+  return success();
+}
+
 /// Reshapes `x` to `split`, permutes with `perm` and reshapes to `result`.
 Value shuffle(NodeContext &ctx, Value x, ArrayRef<int64_t> split, ArrayRef<int64_t> perm,
               ArrayRef<int64_t> result) {
@@ -210,6 +276,7 @@ void registerStructuredHandlers(HandlerRegistry &r) {
   r.add("OneHot", 11, oneHot);
   r.add("Trilu", 14, trilu);
   r.add("EyeLike", 9, eyeLike);
+  r.add("GatherND", 12, gatherND);
   r.add("DepthToSpace", 11, depthToSpace);
   r.add("SpaceToDepth", 1, spaceToDepth);
 }
