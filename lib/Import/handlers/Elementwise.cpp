@@ -351,6 +351,35 @@ LogicalResult mod(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// BitShift of unsigned integers: x * 2^y (LEFT) or x / 2^y (RIGHT), with
+/// shifts by the bit width or more giving 0 (and never dividing by 0).
+LogicalResult bitShift(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  Type elem = ctx.inputType(0).getElementType();
+  if (!elem.isUnsignedInteger())
+    return ctx.error("expects unsigned integer inputs");
+  std::string direction = ctx.attrString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return ctx.error("direction '" + direction + "' is not LEFT or RIGHT");
+  auto type = broadcastType(ctx.input(0).getType(), ctx.input(1).getType(), elem);
+  if (!type)
+    return ctx.error("inputs are not broadcast-compatible");
+  auto yType = ctx.inputType(1);
+  auto yMask = RankedTensorType::get(yType.getShape(), ctx.builder().getI1Type());
+  Value y = ctx.input(1), zero = ctx.scalar(elem, 0), one = ctx.scalar(elem, 1);
+  Value outOfRange = build<nn::GreaterEqualOp>(
+      ctx, yMask, {y, ctx.scalar(elem, (double)elem.getIntOrFloatBitWidth())});
+  Value power = build<nn::PowOp>(ctx, yType, {ctx.scalar(elem, 2), y});
+  Value factor = build<nn::WhereOp>(ctx, yType, {outOfRange, direction == "LEFT" ? zero : one, power});
+  Value shifted = direction == "LEFT" ? (Value)build<nn::MulOp>(ctx, type, {ctx.input(0), factor})
+                                      : (Value)build<nn::DivOp>(ctx, type, {ctx.input(0), factor});
+  if (direction == "RIGHT")
+    shifted = build<nn::WhereOp>(ctx, type, {outOfRange, zero, shifted});
+  out.push_back(shifted);
+  return success();
+}
+
 /// The hyperbolic functions and their inverses, from exp, log and sqrt.
 enum class Hyperbolic { Sinh, Cosh, Asinh, Acosh, Atanh };
 
@@ -472,6 +501,7 @@ void registerElementwiseHandlers(HandlerRegistry &r) {
   r.add("Celu", 12, celu);
   r.add("Shrink", 9, shrink);
   r.add("Mod", 10, mod);
+  r.add("BitShift", 11, bitShift);
   r.add("Sinh", 9, hyperbolic<Hyperbolic::Sinh>);
   r.add("Cosh", 9, hyperbolic<Hyperbolic::Cosh>);
   r.add("Asinh", 9, hyperbolic<Hyperbolic::Asinh>);
