@@ -219,6 +219,7 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerDataMovementHandlers(r);
     registerLossHandlers(r);
     registerStructuredHandlers(r);
+    registerScatterHandlers(r);
     return r;
   }();
   return registry;

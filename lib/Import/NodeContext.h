@@ -120,6 +120,7 @@ void registerReductionHandlers(HandlerRegistry &registry);
 void registerDataMovementHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerStructuredHandlers(HandlerRegistry &registry);
+void registerScatterHandlers(HandlerRegistry &registry);
 
 } // namespace nncc::import
 

@@ -159,30 +159,10 @@ LogicalResult gatherND(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   for (int64_t d = 0; d < b; ++d)
     if (data.getShape()[d] != indices.getShape()[d])
       return ctx.error("the batch dims of data and indices differ");
-  Type i64 = ctx.builder().getI64Type(), i1 = ctx.builder().getI1Type();
-  Value idx = ctx.input(1);
-  if (indices.getElementType() != i64)
-    idx = build<nn::CastOp>(ctx, RankedTensorType::get(indices.getShape(), i64), idx);
+  Value linear = linearIndex(ctx, ctx.input(1), data.getShape().slice(b, k));
   ArrayRef<int64_t> tupleShape = indices.getShape().drop_back();
+  Type i64 = ctx.builder().getI64Type();
   auto tupleType = RankedTensorType::get(tupleShape, i64);
-  auto maskType = RankedTensorType::get(tupleShape, i1);
-  Value linear;
-  for (int64_t j = 0; j < k; ++j) {
-    int64_t dim = data.getShape()[b + j];
-    Value col = build<nn::GatherOp>(ctx, tupleType, {idx, ctx.constantI64({j}, {})},
-                                    {i64Attr(ctx, "axis", q - 1)});
-    Value negative = build<nn::LessOp>(ctx, maskType, {col, ctx.scalar(i64, 0)});
-    Value wrapped = build<nn::AddOp>(ctx, tupleType, {col, ctx.scalar(i64, (double)dim)});
-    col = build<nn::WhereOp>(ctx, tupleType, {negative, wrapped, col});
-    if (!linear) {
-      linear = col;
-      continue;
-    }
-    Value scaled = build<nn::MulOp>(ctx, tupleType, {linear, ctx.scalar(i64, (double)dim)});
-    linear = build<nn::AddOp>(ctx, tupleType, {scaled, col});
-  }
-  if (!linear) // Empty tuples take whole slices.
-    linear = ctx.constant(DenseElementsAttr::get(tupleType, APInt(64, 0)));
   int64_t tuples = 1, batches = 1;
   for (int64_t j = 0; j < k; ++j)
     tuples *= data.getShape()[b + j];
