@@ -1,6 +1,7 @@
 /// Handlers of ops built from index masks and axis shuffles: Hardmax, OneHot,
 /// Trilu, EyeLike (a mask compared or selected with), GatherND (a linear
-/// index), DepthToSpace and SpaceToDepth (reshape, transpose, reshape).
+/// index), Compress and ReverseSequence (constant gathers), DepthToSpace and
+/// SpaceToDepth (reshape, transpose, reshape).
 #include "lib/Import/handlers/HandlerUtils.h"
 
 using namespace mlir;
@@ -189,6 +190,83 @@ LogicalResult gatherND(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// Compress with a constant condition (bound with --bind-input when it is a
+/// graph input) is a Gather of the selected positions; without an axis the
+/// input is flattened first.
+LogicalResult compress(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  auto input = ctx.inputType(0);
+  auto condition = ctx.constInput(1);
+  if (!condition || !condition->getElementType().isInteger(1))
+    return ctx.error("condition must be a constant bool tensor (bind it with --bind-input)");
+  if (!input.hasStaticShape())
+    return ctx.error("needs a static input shape");
+  Value x = ctx.input(0);
+  int64_t axis = 0;
+  if (ctx.hasAttr("axis")) {
+    auto normalized = axisAttr(ctx, "axis", 0, input.getRank());
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  } else {
+    x = build<nn::ReshapeOp>(
+        ctx, RankedTensorType::get({input.getNumElements()}, input.getElementType()), x);
+  }
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t dim = xType.getShape()[axis];
+  SmallVector<int64_t> selected;
+  for (auto [i, keep] : llvm::enumerate(condition->getValues<bool>()))
+    if (keep && (int64_t)i < dim)
+      selected.push_back(i);
+  if (selected.empty())
+    return ctx.error("the condition selects nothing (empty results are not supported)");
+  SmallVector<int64_t> shape(xType.getShape());
+  shape[axis] = selected.size();
+  Value indices = ctx.constantI64(selected, {(int64_t)selected.size()});
+  out.push_back(build<nn::GatherOp>(ctx, RankedTensorType::get(shape, xType.getElementType()),
+                                    {x, indices}, {i64Attr(ctx, "axis", axis)}));
+  return success();
+}
+
+/// ReverseSequence with constant sequence_lens is a GatherElements along the
+/// time axis: position t of batch b reads len[b] - 1 - t while t < len[b].
+LogicalResult reverseSequence(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  auto input = ctx.inputType(0);
+  auto lens = ctx.constInts(1);
+  if (!lens)
+    return ctx.error("sequence_lens must be a constant (bind it with --bind-input)");
+  if (!input.hasStaticShape() || input.getRank() < 2)
+    return ctx.error("needs a static input of rank >= 2");
+  auto timeAxis = axisAttr(ctx, "time_axis", 0, input.getRank());
+  auto batchAxis = axisAttr(ctx, "batch_axis", 1, input.getRank());
+  if (failed(timeAxis) || failed(batchAxis))
+    return failure();
+  if (*timeAxis == *batchAxis)
+    return ctx.error("time_axis and batch_axis must differ");
+  ArrayRef<int64_t> shape = input.getShape();
+  if ((int64_t)lens->size() != shape[*batchAxis])
+    return ctx.error("sequence_lens must hold one length per batch entry");
+  SmallVector<int64_t> source(input.getNumElements()), coord(shape.size());
+  for (int64_t linear = 0; linear < input.getNumElements(); ++linear) {
+    int64_t rest = linear;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      coord[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    int64_t t = coord[*timeAxis], len = (*lens)[coord[*batchAxis]];
+    if (len < 0 || len > shape[*timeAxis])
+      return ctx.error("sequence length " + llvm::Twine(len) + " is out of range");
+    source[linear] = t < len ? len - 1 - t : t;
+  }
+  Value indices = ctx.constantI64(source, shape);
+  out.push_back(build<nn::GatherElementsOp>(ctx, input, {ctx.input(0), indices},
+                                            {i64Attr(ctx, "axis", *timeAxis)}));
+  return success();
+}
+
 /// Reshapes `x` to `split`, permutes with `perm` and reshapes to `result`.
 Value shuffle(NodeContext &ctx, Value x, ArrayRef<int64_t> split, ArrayRef<int64_t> perm,
               ArrayRef<int64_t> result) {
@@ -257,6 +335,8 @@ void registerStructuredHandlers(HandlerRegistry &r) {
   r.add("Trilu", 14, trilu);
   r.add("EyeLike", 9, eyeLike);
   r.add("GatherND", 12, gatherND);
+  r.add("Compress", 11, compress);
+  r.add("ReverseSequence", 10, reverseSequence);
   r.add("DepthToSpace", 11, depthToSpace);
   r.add("SpaceToDepth", 1, spaceToDepth);
 }
