@@ -1,4 +1,4 @@
-/// Handlers of ScatterElements (and Scatter) and ScatterND, built from a hit
+/// Handlers of ScatterElements (and Scatter), ScatterND and MaxUnpool, built from a hit
 /// mask (index == position) so that every update lands through where and
 /// reduce_sum: no scatter kernel, and the updates of one position combine
 /// as their reduction says (the last of duplicates is ONNX's undefined case
@@ -162,12 +162,77 @@ LogicalResult scatterND(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// MaxUnpool: zeros of the output shape with each input value at its flat
+/// index (the indices MaxPool returns), a ScatterND into the flattened output.
+LogicalResult maxUnpool(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 2)))
+    return failure();
+  auto input = ctx.inputType(0), indices = ctx.inputType(1);
+  if (!input.hasStaticShape() || input.getShape() != indices.getShape() || input.getRank() < 3)
+    return ctx.error("needs static input and indices of one shape, rank >= 3");
+  int64_t spatial = input.getRank() - 2;
+  SmallVector<int64_t> kernel = ctx.attrInts("kernel_shape");
+  SmallVector<int64_t> strides = ctx.attrInts("strides", SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> pads = ctx.attrInts("pads", SmallVector<int64_t>(2 * spatial, 0));
+  if ((int64_t)kernel.size() != spatial || (int64_t)strides.size() != spatial ||
+      (int64_t)pads.size() != 2 * spatial)
+    return ctx.error("kernel_shape, strides and pads must match the spatial rank");
+  // The indices address the inferred output; a larger output_shape pads it
+  // at the end of each dim (as ONNX's reference does).
+  SmallVector<int64_t> shape(input.getShape().take_front(2));
+  for (int64_t d = 0; d < spatial; ++d)
+    shape.push_back((input.getShape()[2 + d] - 1) * strides[d] - pads[d] - pads[spatial + d] +
+                    kernel[d]);
+  auto type = RankedTensorType::get(shape, input.getElementType());
+  std::optional<SmallVector<int64_t>> given;
+  if (ctx.input(2)) {
+    given = ctx.constInts(2);
+    if (!given)
+      return ctx.error("output_shape must be a constant (bind it with --bind-input)");
+    if (given->size() != shape.size())
+      return ctx.error("output_shape does not match the input rank");
+    for (auto [g, inferred] : llvm::zip(*given, shape))
+      if (g < inferred)
+        return ctx.error("output_shape is smaller than the unpooled shape");
+  }
+  Type elem = input.getElementType(), i64 = ctx.builder().getI64Type();
+  int64_t m = input.getNumElements(), total = type.getNumElements();
+  Value idx = ctx.input(1);
+  if (indices.getElementType() != i64)
+    idx = build<nn::CastOp>(ctx, RankedTensorType::get(indices.getShape(), i64), idx);
+  Value column = build<nn::ReshapeOp>(ctx, RankedTensorType::get({m, 1}, i64), idx);
+  SmallVector<int64_t> ids;
+  for (int64_t p = 0; p < total; ++p)
+    ids.push_back(p);
+  Value hit = build<nn::EqualOp>(ctx, RankedTensorType::get({m, total}, ctx.builder().getI1Type()),
+                                 {column, ctx.constantI64(ids, {1, total})});
+  Value values = build<nn::ReshapeOp>(ctx, RankedTensorType::get({m, 1}, elem), ctx.input(0));
+  Value placed = build<nn::WhereOp>(ctx, RankedTensorType::get({m, total}, elem),
+                                    {hit, values, ctx.scalar(elem, 0)});
+  Value flat = build<nn::ReduceSumOp>(ctx, RankedTensorType::get({total}, elem), placed,
+                                      {i64ArrayAttr(ctx, "axes", {0}),
+                                       boolAttr(ctx, "keepdims", false)});
+  Value result = build<nn::ReshapeOp>(ctx, type, flat);
+  if (given && ArrayRef<int64_t>(*given) != ArrayRef<int64_t>(shape)) {
+    SmallVector<int64_t> padding(shape.size(), 0);
+    for (auto [g, inferred] : llvm::zip(*given, shape))
+      padding.push_back(g - inferred);
+    result = nn::PadOp::create(ctx.builder(), ctx.loc(), RankedTensorType::get(*given, elem),
+                               result, Value(), Value(),
+                               ctx.builder().getDenseI64ArrayAttr(padding),
+                               ctx.builder().getStringAttr("constant"));
+  }
+  out.push_back(result);
+  return success();
+}
+
 } // namespace
 
 void registerScatterHandlers(HandlerRegistry &r) {
   r.add("Scatter", 9, scatterElements);
   r.add("ScatterElements", 11, scatterElements);
   r.add("ScatterND", 11, scatterND);
+  r.add("MaxUnpool", 11, maxUnpool);
 }
 
 } // namespace nncc::import
