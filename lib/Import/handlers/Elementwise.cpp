@@ -192,12 +192,17 @@ LogicalResult identity(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
-/// Inference-time Dropout is the identity; its mask is all true.
+/// Inference-time Dropout, and training-mode Dropout with a constant ratio of
+/// 0, is the identity; its mask is all true.
 LogicalResult dropout(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 1)))
     return failure();
-  if (auto training = ctx.constInts(2); training && !training->empty() && (*training)[0])
-    return ctx.error("training_mode=true is not supported for inference");
+  auto ratio = ctx.constFloats(1);
+  bool dropsNothing = ratio && ratio->size() == 1 && (*ratio)[0] == 0.0;
+  if (auto training = ctx.constInts(2);
+      training && !training->empty() && (*training)[0] && !dropsNothing)
+    return ctx.error("training_mode=true with a nonzero or run-time ratio needs random masks, "
+                     "which are not supported");
   if (ctx.input(2) && !ctx.constInts(2))
     return ctx.error("training_mode must be a constant");
   out.push_back(ctx.input(0));
