@@ -1,7 +1,7 @@
 /// Handlers of ops built from index masks and axis shuffles: Hardmax, OneHot,
 /// Trilu, EyeLike (a mask compared or selected with), GatherND (a linear
-/// index), Compress and ReverseSequence (constant gathers), DepthToSpace and
-/// SpaceToDepth (reshape, transpose, reshape).
+/// index), Compress and ReverseSequence (constant gathers), Det (2x2 and 3x3
+/// cofactors), DepthToSpace and SpaceToDepth (reshape, transpose, reshape).
 #include "lib/Import/handlers/HandlerUtils.h"
 
 using namespace mlir;
@@ -267,6 +267,60 @@ LogicalResult reverseSequence(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// Det of 2x2 and 3x3 matrices by cofactor expansion over the entries
+/// (gathered from the flattened last two dims).
+LogicalResult det(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  int64_t rank = type.getRank();
+  if (rank < 2 || !type.hasStaticShape() || type.getShape()[rank - 1] != type.getShape()[rank - 2])
+    return ctx.error("needs static square matrices in the last two dims");
+  int64_t n = type.getShape()[rank - 1];
+  if (n != 2 && n != 3)
+    return ctx.error("only 2x2 and 3x3 matrices are supported (got " + llvm::Twine(n) + "x" +
+                     llvm::Twine(n) + ")");
+  Type elem = type.getElementType();
+  SmallVector<int64_t> batch(type.getShape().drop_back(2)), flatShape(batch);
+  flatShape.push_back(n * n);
+  auto batchType = RankedTensorType::get(batch, elem);
+  Value flat = build<nn::ReshapeOp>(ctx, RankedTensorType::get(flatShape, elem), ctx.input(0));
+  auto entry = [&](int64_t i, int64_t j) -> Value {
+    return build<nn::GatherOp>(ctx, batchType, {flat, ctx.constantI64({i * n + j}, {})},
+                               {i64Attr(ctx, "axis", rank - 2)});
+  };
+  auto mul = [&](Value a, Value b) -> Value { return build<nn::MulOp>(ctx, batchType, {a, b}); };
+  auto sub = [&](Value a, Value b) -> Value { return build<nn::SubOp>(ctx, batchType, {a, b}); };
+  // Built one statement at a time so the IR's order does not depend on the
+  // compiler's order of argument evaluation.
+  auto minor = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    Value a = entry(r0, c0);
+    Value d = entry(r1, c1);
+    Value ad = mul(a, d);
+    Value b = entry(r0, c1);
+    Value c = entry(r1, c0);
+    Value bc = mul(b, c);
+    return sub(ad, bc);
+  };
+  auto term = [&](int64_t col, int64_t c0, int64_t c1) {
+    Value e = entry(0, col);
+    Value m = minor(1, 2, c0, c1);
+    return mul(e, m);
+  };
+  Value result;
+  if (n == 2) {
+    result = minor(0, 1, 0, 1);
+  } else {
+    Value t0 = term(0, 1, 2);
+    Value t1 = term(1, 0, 2);
+    Value t2 = term(2, 0, 1);
+    Value difference = sub(t0, t1);
+    result = build<nn::AddOp>(ctx, batchType, {difference, t2});
+  }
+  out.push_back(result);
+  return success();
+}
+
 /// Reshapes `x` to `split`, permutes with `perm` and reshapes to `result`.
 Value shuffle(NodeContext &ctx, Value x, ArrayRef<int64_t> split, ArrayRef<int64_t> perm,
               ArrayRef<int64_t> result) {
@@ -336,6 +390,7 @@ void registerStructuredHandlers(HandlerRegistry &r) {
   r.add("EyeLike", 9, eyeLike);
   r.add("GatherND", 12, gatherND);
   r.add("Compress", 11, compress);
+  r.add("Det", 11, det);
   r.add("ReverseSequence", 10, reverseSequence);
   r.add("DepthToSpace", 11, depthToSpace);
   r.add("SpaceToDepth", 1, spaceToDepth);
