@@ -1,8 +1,12 @@
 /// Handlers of ops built from index masks and axis shuffles: Hardmax, OneHot,
 /// Trilu, EyeLike (a mask compared or selected with), GatherND (a linear
 /// index), Compress and ReverseSequence (constant gathers), Det (2x2 and 3x3
-/// cofactors), DepthToSpace and SpaceToDepth (reshape, transpose, reshape).
+/// cofactors), DepthToSpace and SpaceToDepth (reshape, transpose, reshape), and
+/// the window functions of a constant size (constants).
 #include "lib/Import/handlers/HandlerUtils.h"
+#include "lib/Import/TensorConversion.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -321,6 +325,41 @@ LogicalResult det(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// The window functions with a constant size (bound with --bind-input when
+/// it is a graph input) are constants: a0 - a1 cos(2 pi n / d) + a2 cos(4 pi n / d)
+/// with d = size (periodic) or size - 1 (symmetric).
+template <int kind> // 0 Hann, 1 Hamming, 2 Blackman
+LogicalResult window(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto size = ctx.constInts(0);
+  if (!size || size->size() != 1)
+    return ctx.error("size must be a constant scalar (bind it with --bind-input)");
+  int64_t n = (*size)[0];
+  if (n <= 0)
+    return ctx.error("size " + llvm::Twine(n) + " is not positive");
+  auto elem = convertElementType(ctx.attrInt("output_datatype", 1), ctx.context());
+  if (!elem)
+    return ctx.error(llvm::toString(elem.takeError()));
+  auto floatType = dyn_cast<FloatType>(*elem);
+  if (!floatType)
+    return ctx.error("output_datatype must be a float type");
+  const double coefficients[3][3] = {
+      {0.5, 0.5, 0.0}, {25.0 / 46.0, 21.0 / 46.0, 0.0}, {0.42, 0.5, 0.08}};
+  const double *a = coefficients[kind];
+  double d = ctx.attrInt("periodic", 1) ? n : n - 1;
+  SmallVector<APFloat> values;
+  for (int64_t i = 0; i < n; ++i) {
+    double angle = d > 0 ? 2 * M_PI * i / d : 0;
+    APFloat v(a[0] - a[1] * std::cos(angle) + a[2] * std::cos(2 * angle));
+    bool lost;
+    v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(v);
+  }
+  out.push_back(ctx.constant(DenseElementsAttr::get(RankedTensorType::get({n}, floatType), values)));
+  return success();
+}
+
 /// Reshapes `x` to `split`, permutes with `perm` and reshapes to `result`.
 Value shuffle(NodeContext &ctx, Value x, ArrayRef<int64_t> split, ArrayRef<int64_t> perm,
               ArrayRef<int64_t> result) {
@@ -391,6 +430,9 @@ void registerStructuredHandlers(HandlerRegistry &r) {
   r.add("GatherND", 12, gatherND);
   r.add("Compress", 11, compress);
   r.add("Det", 11, det);
+  r.add("HannWindow", 17, window<0>);
+  r.add("HammingWindow", 17, window<1>);
+  r.add("BlackmanWindow", 17, window<2>);
   r.add("ReverseSequence", 10, reverseSequence);
   r.add("DepthToSpace", 11, depthToSpace);
   r.add("SpaceToDepth", 1, spaceToDepth);
