@@ -217,6 +217,9 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerNormalizationHandlers(r);
     registerReductionHandlers(r);
     registerDataMovementHandlers(r);
+    registerLossHandlers(r);
+    registerStructuredHandlers(r);
+    registerScatterHandlers(r);
     return r;
   }();
   return registry;

@@ -118,6 +118,9 @@ void registerContractionHandlers(HandlerRegistry &registry);
 void registerNormalizationHandlers(HandlerRegistry &registry);
 void registerReductionHandlers(HandlerRegistry &registry);
 void registerDataMovementHandlers(HandlerRegistry &registry);
+void registerLossHandlers(HandlerRegistry &registry);
+void registerStructuredHandlers(HandlerRegistry &registry);
+void registerScatterHandlers(HandlerRegistry &registry);
 
 } // namespace nncc::import
 

@@ -45,9 +45,60 @@ LogicalResult shapedByResult(NodeContext &ctx, SmallVectorImpl<Value> &out, size
   return success();
 }
 
+/// Reshape's result shape from a shape input that shape inference did not
+/// evaluate but the importer knows: Shape of a static tensor, as ONNX's
+/// function expansions write it (SoftmaxCrossEntropyLoss). 0 copies the input
+/// dim (unless allowzero), -1 takes what is left.
+std::optional<SmallVector<int64_t>> knownReshapeTarget(NodeContext &ctx) {
+  auto input = ctx.inputType(0);
+  if (!input.hasStaticShape())
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> dims = ctx.constInts(1);
+  if (auto shape = ctx.input(1).getDefiningOp<nn::ShapeOp>(); !dims && shape) {
+    auto source = cast<RankedTensorType>(shape.getInput().getType());
+    if (source.hasStaticShape())
+      dims = SmallVector<int64_t>(
+          source.getShape().slice(shape.getStart(), shape.getEnd() - shape.getStart()));
+  }
+  if (!dims)
+    return std::nullopt;
+  bool allowZero = ctx.attrInt("allowzero", 0) != 0;
+  int64_t known = 1, inferred = -1;
+  for (auto [i, d] : llvm::enumerate(*dims)) {
+    if (d == 0 && !allowZero) {
+      if ((int64_t)i >= input.getRank())
+        return std::nullopt;
+      d = input.getShape()[i];
+    }
+    if (d == -1) {
+      if (inferred >= 0)
+        return std::nullopt;
+      inferred = i;
+    } else if (d < 0) {
+      return std::nullopt;
+    } else {
+      known *= d;
+    }
+  }
+  if (inferred >= 0) {
+    if (known == 0 || input.getNumElements() % known)
+      return std::nullopt;
+    (*dims)[inferred] = input.getNumElements() / known;
+  }
+  return dims;
+}
+
 LogicalResult reshape(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 2)))
     return failure();
+  if (!ctx.resultTypeOr(0, RankedTensorType()))
+    if (auto target = knownReshapeTarget(ctx)) {
+      auto type = RankedTensorType::get(*target, ctx.inputType(0).getElementType());
+      if (type.getNumElements() != ctx.inputType(0).getNumElements())
+        return ctx.error("the shape input does not keep the element count");
+      out.push_back(build<nn::ReshapeOp>(ctx, type, ctx.input(0)));
+      return success();
+    }
   return shapedByResult<nn::ReshapeOp>(ctx, out, 1);
 }
 

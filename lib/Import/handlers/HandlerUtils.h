@@ -55,6 +55,11 @@ mlir::FailureOr<llvm::SmallVector<int64_t>> poolPads(NodeContext &ctx,
                                                      llvm::SmallVector<int64_t> &strides,
                                                      llvm::SmallVector<int64_t> &dilations);
 
+/// The row-major linear index into `dims` of each index tuple along the last
+/// axis of `indices` (GatherND, ScatterND), negative entries wrapped; i64 of
+/// the indices' shape without the last axis.
+mlir::Value linearIndex(NodeContext &ctx, mlir::Value indices, llvm::ArrayRef<int64_t> dims);
+
 } // namespace nncc::import
 
 #endif // NNCC_LIB_IMPORT_HANDLERS_HANDLERUTILS_H

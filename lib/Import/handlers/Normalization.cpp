@@ -168,6 +168,71 @@ LogicalResult instanceNorm(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes`, the
+/// epsilon of ONNX's function body.
+LogicalResult meanVarianceNorm(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  Type elem = type.getElementType();
+  if (!isa<FloatType>(elem))
+    return ctx.error("expects a float input");
+  auto axes = nn::resolveReduceAxes(ctx.attrInts("axes", {0, 2, 3}), type.getRank());
+  if (!axes)
+    return ctx.error(llvm::toString(axes.takeError()));
+  SmallVector<int64_t> keptShape(type.getShape());
+  for (int64_t a : *axes)
+    keptShape[a] = 1;
+  auto kept = RankedTensorType::get(keptShape, elem);
+  SmallVector<NamedAttribute> attrs{i64ArrayAttr(ctx, "axes", *axes),
+                                    boolAttr(ctx, "keepdims", true)};
+  Value x = ctx.input(0);
+  Value mean = build<nn::ReduceMeanOp>(ctx, kept, x, attrs);
+  Value centered = build<nn::SubOp>(ctx, type, {x, mean});
+  Value squared = build<nn::MulOp>(ctx, type, {centered, centered});
+  Value variance = build<nn::ReduceMeanOp>(ctx, kept, squared, attrs);
+  Value stdDev = build<nn::SqrtOp>(ctx, kept, variance);
+  Value shifted = build<nn::AddOp>(ctx, kept, {stdDev, ctx.scalar(elem, 1e-9)});
+  out.push_back(build<nn::DivOp>(ctx, type, {centered, shifted}));
+  return success();
+}
+
+/// LRN: x / (bias + alpha / size * sum of x^2 over `size` neighbouring
+/// channels)^beta. The channel window sum is an average pool (pads counted)
+/// over a [N, 1, C, rest] view, times size.
+LogicalResult lrn(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto type = ctx.inputType(0);
+  Type elem = type.getElementType();
+  if (!isa<FloatType>(elem) || type.getRank() < 3 || !type.hasStaticShape())
+    return ctx.error("expects a static float input of rank >= 3");
+  int64_t size = ctx.attrInt("size", 0);
+  if (size <= 0)
+    return ctx.error("attribute 'size' must be positive");
+  double alpha = ctx.attrFloat("alpha", 1e-4), beta = ctx.attrFloat("beta", 0.75),
+         bias = ctx.attrFloat("bias", 1.0);
+  int64_t rest = 1;
+  for (int64_t d : type.getShape().drop_front(2))
+    rest *= d;
+  auto view = RankedTensorType::get({type.getShape()[0], 1, type.getShape()[1], rest}, elem);
+  Value x = ctx.input(0);
+  Value squared = build<nn::MulOp>(ctx, type, {x, x});
+  Value viewed = build<nn::ReshapeOp>(ctx, view, squared);
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  Value average = build<nn::AveragePoolOp>(
+      ctx, view, viewed,
+      {i64ArrayAttr(ctx, "kernel_shape", {size, 1}), i64ArrayAttr(ctx, "strides", {1, 1}),
+       i64ArrayAttr(ctx, "pads", {before, 0, after, 0}), i64ArrayAttr(ctx, "dilations", {1, 1}),
+       boolAttr(ctx, "ceil_mode", false), boolAttr(ctx, "count_include_pad", true)});
+  Value window = build<nn::ReshapeOp>(ctx, type, average);
+  Value scaled = build<nn::MulOp>(ctx, type, {window, ctx.scalar(elem, alpha)});
+  Value base = build<nn::AddOp>(ctx, type, {scaled, ctx.scalar(elem, bias)});
+  Value denom = build<nn::PowOp>(ctx, type, {base, ctx.scalar(elem, beta)});
+  out.push_back(build<nn::DivOp>(ctx, type, {x, denom}));
+  return success();
+}
+
 template <typename OpTy>
 LogicalResult softmax(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 1)))
@@ -189,6 +254,8 @@ void registerNormalizationHandlers(HandlerRegistry &r) {
   r.add("BatchNormalization", 9, batchNorm);
   r.add("LayerNormalization", 17, layerNorm);
   r.add("InstanceNormalization", 6, instanceNorm);
+  r.add("MeanVarianceNormalization", 9, meanVarianceNorm);
+  r.add("LRN", 1, lrn);
   r.add("Softmax", 13, softmax<nn::SoftmaxOp>);
   r.add("LogSoftmax", 13, softmax<nn::LogSoftmaxOp>);
 }

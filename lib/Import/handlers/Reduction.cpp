@@ -53,6 +53,74 @@ LogicalResult reduce(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
+/// The reductions ONNX defines as a map, a sum and a finish: ReduceL1,
+/// ReduceSumSquare, ReduceLogSum and ReduceLogSumExp (its sum of exp taken
+/// with the max subtracted, so large inputs do not overflow).
+enum class Composed { L1, SumSquare, LogSum, LogSumExp };
+
+template <Composed kind>
+LogicalResult composedReduce(NodeContext &ctx, SmallVectorImpl<Value> &out) {
+  if (failed(requireInputs(ctx, 1)))
+    return failure();
+  auto input = ctx.inputType(0);
+  bool keepdims = ctx.attrInt("keepdims", 1) != 0;
+  std::optional<SmallVector<int64_t>> axes;
+  if (ctx.hasAttr("axes"))
+    axes = ctx.attrInts("axes");
+  else if (!ctx.input(1))
+    axes = SmallVector<int64_t>();
+  else if (!(axes = ctx.constInts(1)))
+    return ctx.error("axes must be a constant");
+  if (axes->empty() && ctx.attrInt("noop_with_empty_axes", 0) != 0)
+    return ctx.error("noop_with_empty_axes with empty axes is not supported");
+  auto resolved = nn::resolveReduceAxes(*axes, input.getRank());
+  if (!resolved)
+    return ctx.error(llvm::toString(resolved.takeError()));
+  SmallVector<int64_t> keptShape(input.getShape()), shape;
+  for (int64_t i = 0; i < input.getRank(); ++i) {
+    bool reduced = llvm::is_contained(*resolved, i);
+    if (reduced)
+      keptShape[i] = 1;
+    if (!reduced || keepdims)
+      shape.push_back(keptShape[i]);
+  }
+  Type elem = input.getElementType();
+  if ((kind == Composed::LogSum || kind == Composed::LogSumExp) && !isa<FloatType>(elem))
+    return ctx.error("expects a float input");
+  auto kept = RankedTensorType::get(keptShape, elem);
+  auto type = ctx.resultTypeOr(0, RankedTensorType::get(shape, elem));
+  auto attrs = [&](bool keep) {
+    return SmallVector<NamedAttribute>{i64ArrayAttr(ctx, "axes", *resolved),
+                                       boolAttr(ctx, "keepdims", keep)};
+  };
+  Value x = ctx.input(0);
+  switch (kind) {
+  case Composed::L1:
+    x = build<nn::AbsOp>(ctx, input, x);
+    break;
+  case Composed::SumSquare:
+    x = build<nn::MulOp>(ctx, input, {x, x});
+    break;
+  case Composed::LogSum:
+    break;
+  case Composed::LogSumExp: {
+    Value max = build<nn::ReduceMaxOp>(ctx, kept, x, attrs(true));
+    Value shifted = build<nn::SubOp>(ctx, input, {x, max});
+    Value exp = build<nn::ExpOp>(ctx, input, shifted);
+    Value sum = build<nn::ReduceSumOp>(ctx, type, exp, attrs(keepdims));
+    Value log = build<nn::LogOp>(ctx, type, sum);
+    Value maxOut = keepdims ? max : build<nn::ReduceMaxOp>(ctx, type, x, attrs(false));
+    out.push_back(build<nn::AddOp>(ctx, type, {log, maxOut}));
+    return success();
+  }
+  }
+  Value sum = build<nn::ReduceSumOp>(ctx, type, x, attrs(keepdims));
+  if (kind == Composed::LogSum)
+    sum = build<nn::LogOp>(ctx, type, sum);
+  out.push_back(sum);
+  return success();
+}
+
 template <typename OpTy>
 LogicalResult argReduce(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 1)))
@@ -120,6 +188,10 @@ void registerReductionHandlers(HandlerRegistry &r) {
   r.add("ReduceMin", 13, reduce<nn::ReduceMinOp>);
   r.add("ReduceProd", 13, reduce<nn::ReduceProdOp>);
   r.add("ReduceL2", 13, reduce<nn::ReduceL2Op>);
+  r.add("ReduceL1", 1, composedReduce<Composed::L1>);
+  r.add("ReduceSumSquare", 1, composedReduce<Composed::SumSquare>);
+  r.add("ReduceLogSum", 1, composedReduce<Composed::LogSum>);
+  r.add("ReduceLogSumExp", 1, composedReduce<Composed::LogSumExp>);
   r.add("ArgMax", 13, argReduce<nn::ArgMaxOp>);
   r.add("ArgMin", 13, argReduce<nn::ArgMinOp>);
   r.add("CumSum", 11, cumsum);
