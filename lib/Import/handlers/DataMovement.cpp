@@ -45,21 +45,16 @@ LogicalResult shapedByResult(NodeContext &ctx, SmallVectorImpl<Value> &out, size
   return success();
 }
 
-/// Reshape's result shape from a shape input that shape inference did not
-/// evaluate but the importer knows: Shape of a static tensor, as ONNX's
-/// function expansions write it (SoftmaxCrossEntropyLoss). 0 copies the input
-/// dim (unless allowzero), -1 takes what is left.
+/// Reshape's result shape from a constant shape input that shape inference
+/// left unevaluated: Shape of a static tensor, as ONNX's function expansions
+/// write it (SoftmaxCrossEntropyLoss), which lib/Import/FoldShapes.cpp has
+/// made a Constant. 0 copies the input dim (unless allowzero), -1 takes what
+/// is left.
 std::optional<SmallVector<int64_t>> knownReshapeTarget(NodeContext &ctx) {
   auto input = ctx.inputType(0);
   if (!input.hasStaticShape())
     return std::nullopt;
   std::optional<SmallVector<int64_t>> dims = ctx.constInts(1);
-  if (auto shape = ctx.input(1).getDefiningOp<nn::ShapeOp>(); !dims && shape) {
-    auto source = cast<RankedTensorType>(shape.getInput().getType());
-    if (source.hasStaticShape())
-      dims = SmallVector<int64_t>(
-          source.getShape().slice(shape.getStart(), shape.getEnd() - shape.getStart()));
-  }
   if (!dims)
     return std::nullopt;
   bool allowZero = ctx.attrInt("allowzero", 0) != 0;
