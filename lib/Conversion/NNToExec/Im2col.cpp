@@ -96,4 +96,58 @@ Value im2colWithOnesRow(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Va
   return tensor::InsertSliceOp::create(b, loc, ones, result, onesAt, onesSizes, unit);
 }
 
+Value col2im(OpBuilder &b, Location loc, nn::ConvTransposeOp op, Value col, Value bias, Value init) {
+  auto outType = cast<RankedTensorType>(init.getType());
+  auto colShape = cast<RankedTensorType>(col.getType()).getShape(); // [n, m, k..., i...]
+  int64_t rank = outType.getRank(), spatial = rank - 2;
+  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(), dilations = op.getDilations();
+  MLIRContext *ctx = b.getContext();
+  Type elem = outType.getElementType();
+  // Iteration dims: n, m, k..., o...; a placeholder operand carries the tap extents.
+  int64_t numDims = 2 + 2 * spatial;
+  AffineExpr n = getAffineDimExpr(0, ctx), m = getAffineDimExpr(1, ctx);
+  SmallVector<AffineExpr> tapExprs, outExprs{n, m};
+  for (int64_t d = 0; d < spatial; ++d) {
+    tapExprs.push_back(getAffineDimExpr(2 + d, ctx));
+    outExprs.push_back(getAffineDimExpr(2 + spatial + d, ctx));
+  }
+  Value taps = emptyTensor(b, loc, colShape.slice(2, spatial), elem);
+  AffineMap tapMap = AffineMap::get(numDims, 0, tapExprs, ctx), outMap = AffineMap::get(numDims, 0, outExprs, ctx);
+  Value acc = fill(b, loc, init, scalarConstant(b, loc, elem, 0));
+  if (bias) // The taps accumulate onto the bias.
+    acc = generic(b, loc, bias, init,
+                  {AffineMap::get(rank, 0, getAffineDimExpr(1, ctx)), b.getMultiDimIdentityMap(rank)},
+                  SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+                  [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
+  SmallVector<utils::IteratorType> it(numDims, utils::IteratorType::parallel);
+  for (int64_t d = 0; d < spatial; ++d)
+    it[2 + d] = utils::IteratorType::reduction;
+  return generic(
+      b, loc, taps, acc, {tapMap, outMap}, it,
+      [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+        SmallVector<Value> src{linalg::IndexOp::create(nb, l, 0), linalg::IndexOp::create(nb, l, 1)};
+        SmallVector<Value> inputPos;
+        Value valid = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+        for (int64_t d = 0; d < spatial; ++d) {
+          Value k = linalg::IndexOp::create(nb, l, 2 + d), o = linalg::IndexOp::create(nb, l, 2 + spatial + d);
+          src.push_back(k);
+          Value num = arith::SubIOp::create(nb, l, arith::AddIOp::create(nb, l, o, indexConstant(nb, l, pads[d])),
+                                            arith::MulIOp::create(nb, l, k, indexConstant(nb, l, dilations[d])));
+          Value i = arith::DivSIOp::create(nb, l, num, indexConstant(nb, l, strides[d]));
+          Value exact = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                              arith::RemSIOp::create(nb, l, num, indexConstant(nb, l, strides[d])),
+                                              indexConstant(nb, l, 0));
+          int64_t len = colShape[2 + spatial + d];
+          Value inRange = arith::AndIOp::create(
+              nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, num, indexConstant(nb, l, 0)),
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, indexConstant(nb, l, len)));
+          valid = arith::AndIOp::create(nb, l, valid, arith::AndIOp::create(nb, l, exact, inRange));
+          inputPos.push_back(clampIndex(nb, l, i, len));
+        }
+        src.append(inputPos);
+        Value v = tensor::ExtractOp::create(nb, l, col, src);
+        return {arith::SelectOp::create(nb, l, valid, addScalars(nb, l, s[1], v), s[1])};
+      })[0];
+}
+
 } // namespace nncc

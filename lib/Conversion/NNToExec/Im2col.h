@@ -31,6 +31,17 @@ mlir::Value im2colFromPadded(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp 
 /// (docs/performance.md, "Measurements behind kernel choices").
 mlir::Value im2colWithOnesRow(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x, mlir::Value init);
 
+/// col2im of a transposed convolution: out[n, m, o...] = bias[m] + the sum,
+/// over the kernel taps k whose source i = (o + pad - k*dilation) / stride is
+/// integral and inside the input, of col[n, m, k..., i...] (`col` is the GEMM
+/// Wᵀ·x: every input position's contribution to every tap). Gathering per
+/// output element instead of scattering per column keeps the kernel free of
+/// write conflicts (GPU threads, CPU vector lanes); the taps are a reduction
+/// between the channel and the output positions, so the innermost loop walks
+/// an output row.
+mlir::Value col2im(mlir::OpBuilder &b, mlir::Location loc, nn::ConvTransposeOp op, mlir::Value col, mlir::Value bias,
+                   mlir::Value init);
+
 } // namespace nncc
 
 #endif // NNCC_LIB_CONVERSION_NNTOEXEC_IM2COL_H

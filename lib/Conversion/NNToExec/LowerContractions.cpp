@@ -105,6 +105,46 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnl
   return success();
 }
 
+/// A transposed convolution without groups as one batched GEMM and a col2im
+/// kernel: col[n] = Wᵀ x[n] ([M*K, C] times [C, P_in], the weights read
+/// through the GEMM's trans flag), then each output element gathers its
+/// taps from col (and the bias). The direct loop form visits every
+/// (channel, tap) pair per output element and keeps only 1/stride^d of
+/// them; the GEMM does only the useful products, in the BLAS.
+LogicalResult lowerConvTransposeToGemm(nn::ConvTransposeOp conv, SymbolTable &symbols) {
+  auto in = cast<RankedTensorType>(conv.getInput().getType());
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  auto out = cast<RankedTensorType>(conv.getType());
+  int64_t n = in.getShape()[0], c = in.getShape()[1];
+  int64_t columns = w.getNumElements() / c, inPositions = in.getNumElements() / (n * c);
+  OpBuilder b(conv);
+  Location loc = conv.getLoc();
+  Type elem = in.getElementType();
+  Value x = exec::ViewOp::create(b, loc, RankedTensorType::get({n, c, inPositions}, elem), conv.getInput());
+  Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({c, columns}, elem), conv.getWeight());
+  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, columns, inPositions}, elem), weights, x,
+                                   Value(), Value(), /*trans_a=*/true, /*trans_b=*/false, APFloat(1.0), APFloat(0.0),
+                                   nodeNames(loc));
+  // col as [n, M, k..., i...]: the GEMM's rows are (m, k...) in weight order.
+  SmallVector<int64_t> colShape{n, w.getShape()[1]};
+  llvm::append_range(colShape, w.getShape().drop_front(2));
+  llvm::append_range(colShape, in.getShape().drop_front(2));
+  Value col = exec::ViewOp::create(b, loc, RankedTensorType::get(colShape, elem), gemm.getResult());
+  SmallVector<Value> operands{col};
+  if (Value bias = conv.getBias())
+    operands.push_back(bias);
+  auto launch = outlineKernel(conv, symbols, "col2im", operands, out,
+                              [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                return SmallVector<Value>{
+                                    col2im(kb, loc, conv, args[0], args.size() > 1 ? args[1] : Value(), inits[0])};
+                              });
+  if (failed(launch))
+    return failure();
+  conv.getResult().replaceAllUsesWith(launch->getResult(0));
+  conv.erase();
+  return success();
+}
+
 /// The input of `v` when `v` is a transpose swapping its last two axes (a
 /// matrix transpose, batch axes in place): the GEMM reads it with its trans
 /// flag instead of a transpose kernel materializing it (x^T and W^T in the
@@ -128,6 +168,8 @@ Value transposedMatrix(Value v) {
 LogicalResult lowerToGemm(Operation *op, SymbolTable &symbols, bool cpuOnly) {
   if (auto conv = dyn_cast<nn::ConvOp>(op))
     return lowerConvToGemm(conv, symbols, cpuOnly);
+  if (auto conv = dyn_cast<nn::ConvTransposeOp>(op))
+    return lowerConvTransposeToGemm(conv, symbols);
   OpBuilder b(op);
   if (auto mm = dyn_cast<nn::MatMulOp>(op)) {
     Value lhs = mm.getLhs(), rhs = mm.getRhs();

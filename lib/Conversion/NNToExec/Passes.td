@@ -111,14 +111,16 @@ def FormElementwiseGroupsPass : Pass<"nncc-form-elementwise-groups", "mlir::Modu
 }
 
 def LowerContractionsPass : Pass<"nncc-lower-contractions", "mlir::ModuleOp"> {
-  let summary = "MatMul, Gemm and ungrouped Conv as GEMM library calls";
+  let summary = "MatMul, Gemm, ungrouped Conv and ConvTranspose as GEMM library calls";
   let description = [{
     f32/f16/bf16 matrix products become exec.gemm. A convolution becomes an
     im2col kernel (from a zero-padded copy with `cpu-only`; none for 1x1,
     stride 1, no padding) and one batched GEMM (for a batch of small images
     one GEMM over all columns and a transpose kernel), then a bias kernel.
     A Gemm's C is broadcast to the result by an expand kernel and
-    accumulated with beta.
+    accumulated with beta. An f32 transposed convolution without groups is
+    one GEMM (the weights transposed by its flag) and a col2im kernel that
+    gathers each output element's taps and adds the bias.
   }];
   let options = [
     Option<"cpuOnly", "cpu-only", "bool", /*default=*/"false",

@@ -100,3 +100,33 @@ func.func @batch_permutation(%x: tensor<2x3x4x5xf32>, %w: tensor<3x2x5x6xf32>) -
   %y = nn.matmul %x, %wt : (tensor<2x3x4x5xf32>, tensor<2x3x5x6xf32>) -> tensor<2x3x4x6xf32>
   return %y : tensor<2x3x4x6xf32>
 }
+
+// -----
+
+// An ungrouped f32 transposed convolution: one GEMM with the weights read
+// transposed ([M*K, C] x [C, P_in] per image), then a col2im kernel that
+// gathers the taps of each output element onto its bias.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: %[[X:.*]] = exec.view %arg0 : tensor<2x4x8x8xf32> -> tensor<2x4x64xf32>
+// CHECK: %[[W:.*]] = exec.view %arg1 : tensor<4x3x3x3xf32> -> tensor<4x27xf32>
+// CHECK: %[[G:.*]] = exec.gemm %[[W]], %[[X]] {{{.*}}trans_a = true, trans_b = false} : (tensor<4x27xf32>, tensor<2x4x64xf32>) -> tensor<2x27x64xf32>
+// CHECK: %[[COL:.*]] = exec.view %[[G]] : tensor<2x27x64xf32> -> tensor<2x3x3x3x8x8xf32>
+// CHECK: exec.launch @k0_col2im(%[[COL]], %arg2) {nodes = "up"} : (tensor<2x3x3x3x8x8xf32>, tensor<3xf32>) -> tensor<2x3x16x16xf32>
+// CHECK: func.func private @k0_col2im
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel", "parallel"]
+
+func.func @conv_transpose(%x: tensor<2x4x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) -> tensor<2x3x16x16xf32> {
+  %0 = nn.conv_transpose %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<2x3x16x16xf32> loc("up")
+  return %0 : tensor<2x3x16x16xf32>
+}
+
+// -----
+
+// Grouped transposed convolutions stay loop kernels.
+// CHECK-LABEL: func.func @conv_transpose_grouped
+// CHECK-NEXT: nn.conv_transpose
+
+func.func @conv_transpose_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x2x10x10xf32> {
+  %0 = nn.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x2x10x10xf32>
+  return %0 : tensor<1x2x10x10xf32>
+}
