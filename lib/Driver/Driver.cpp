@@ -539,7 +539,11 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     auto pm = makePassManager(context, scope);
     if (!pm)
       return pm.takeError();
-    buildNNCCCompilePipeline(**pm, options);
+    // Kernels are blocked for the vector unit of the CPU the code is for.
+    CompileOptions pipelineOptions = options;
+    pipelineOptions.lowering.vectorBits = cpu->vectorBits;
+    pipelineOptions.lowering.vectorRegisters = cpu->vectorRegisters;
+    buildNNCCCompilePipeline(**pm, pipelineOptions);
     (*pm)->addInstrumentation(std::make_unique<PhaseInstrumentation>(
         phases, [&](llvm::StringRef phase, mlir::ModuleOp m) {
           if (phase == "precision")

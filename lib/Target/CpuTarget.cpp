@@ -53,6 +53,9 @@ llvm::Expected<CpuTarget> resolveCpuTarget(llvm::StringRef cpu) {
     result.requiredFeatures.push_back(name);
   NNCC_X86_FEATURES(NNCC_RECORD_FEATURE)
 #undef NNCC_RECORD_FEATURE
+  bool avx512 = subtarget->checkFeatures("+avx512f");
+  result.vectorBits = avx512 ? 512 : subtarget->checkFeatures("+avx") ? 256 : 128;
+  result.vectorRegisters = avx512 ? 32 : 16;
   return result;
 }
 

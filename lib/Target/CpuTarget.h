@@ -21,6 +21,10 @@ struct CpuTarget {
   std::string llvmFeatures;
   /// The ISA features of include/nncc/cpu_features.h the code may use.
   std::vector<std::string> requiredFeatures;
+  /// The vector unit generated kernels are blocked for: 512-bit vectors and
+  /// 32 registers with AVX-512, 256 and 16 with AVX/AVX2, 128 and 16 below.
+  int64_t vectorBits = 256;
+  int64_t vectorRegisters = 16;
 };
 
 /// Resolves `--cpu`: `native` (the build machine), `x86-64`, `x86-64-v2`,

@@ -5,10 +5,13 @@
         [--work-dir DIR]
 
 Each case is one Conv node (bias, pads, groups, dilations, strides) compiled
-with --target=cpu, where eligible convolutions run as direct kernels. The test
-checks that the case takes the path it names (a direct kernel: `vector.fma`
-in --emit=exec; otherwise im2col + GEMM or the generic loop kernel), runs it
-on seeded random inputs and compares with a float64 numpy convolution:
+with --target=cpu, where eligible convolutions run as direct kernels, for
+AVX2 (--cpu=x86-64-v3, the default: 8 lanes, 16 registers) and AVX-512
+(--cpu=x86-64-v4: 16 lanes, 32 registers), whose kernels are blocked
+differently. The test checks that the case takes the path it names for each
+(a direct kernel: `vector.fma` in --emit=exec; otherwise im2col + GEMM or the
+generic loop kernel), runs it on seeded random inputs (the AVX-512 module only
+where this machine has AVX-512) and compares with a float64 numpy convolution:
 max |out - ref| <= 1e-4 * max(1, max |ref|). The same case compiled for
 cpu + cuda:sm_90 must not use the direct kernel (GPUs keep im2col + cuBLASLt),
 and its GPU plan (--emulate-gpu: the GPU thread mapping run on the CPU, with
@@ -30,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
 
 # (name, direct?, n, cin, cout, h, w, kernel, pads [t, l, b, r], group, dilations, strides[, epilogue])
+# direct?: a bool for both CPUs, or {cpu: bool} where they differ.
 # epilogue: "+"-joined steps after the Conv: residual (Add(conv, r)), residual_lhs (Add(r, conv)), relu,
 # clip6, clip_minus_inf; nobias (first) drops the Conv's bias.
 CASES = [
@@ -43,7 +47,9 @@ CASES = [
     ("depthwise_56", True, 2, 32, 32, 56, 56, 3, [1, 1, 1, 1], 32, [1, 1], [1, 1]),
     ("grouped_narrow_chunks", True, 1, 8, 8, 13, 30, 3, [0, 3, 2, 4], 8, [1, 1], [1, 1]),
     ("depthwise_7x7", True, 2, 24, 24, 7, 7, 3, [1, 1, 1, 1], 24, [1, 1], [1, 1]),
-    ("dense_7x7_is_gemm", False, 2, 16, 16, 7, 7, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
+    # 7 columns fill 7 of AVX2's 8 lanes but 7 of AVX-512's 16.
+    ("dense_7x7", {"x86-64-v3": True, "x86-64-v4": False}, 2, 16, 16, 7, 7, 3, [1, 1, 1, 1], 1, [1, 1],
+     [1, 1]),
     ("7x7_wide", True, 1, 2, 8, 7, 70, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
     ("stem_7x7_stride2", True, 2, 3, 32, 112, 112, 7, [3, 3, 3, 3], 1, [1, 1], [2, 2]),
     ("3x3_stride2", True, 2, 16, 32, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2]),
@@ -68,6 +74,17 @@ CASES = [
     # must not be collapsed as if they covered whole rows.
     ("unit_output_strided_window", False, 2, 4, 6, 3, 2, 3, [0, 2, 0, 0], 1, [1, 1], [3, 3]),
 ]
+
+
+CPUS = ("x86-64-v3", "x86-64-v4")
+AVX512_LEVEL = {"avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl"}
+
+
+def runnable_cpus():
+    """The CPU levels whose modules this machine runs (x86-64-v4 needs AVX-512)."""
+    with open("/proc/cpuinfo") as f:
+        flags = next((line.split(":")[1].split() for line in f if line.startswith("flags")), [])
+    return CPUS if AVX512_LEVEL <= set(flags) else CPUS[:1]
 
 
 def reference_conv(x, w, b, pads, group, dilations, strides):
@@ -136,22 +153,26 @@ def check(case, args, work, rng):
         with open(os.path.join(d, "in", f"input_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(value, input_name).SerializeToString())
 
-    exec_ir = run([args.nncc, path, "--target=cpu", "--emit=exec", "-o", "-"], "nncc --emit=exec")
-    if ("vector.fma" in exec_ir) != direct:
-        return False, f"{name}: FAIL expected {'a direct kernel' if direct else 'no direct kernel'}"
-    launches = [line for line in exec_ir.splitlines() if "exec.launch" in line and "_pad(" not in line]
-    if epilogue and len(launches) != 1:
-        return False, f"{name}: FAIL the {epilogue} was not folded into the convolution's kernel"
+    for cpu in CPUS:
+        expected = direct[cpu] if isinstance(direct, dict) else direct
+        exec_ir = run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "--emit=exec", "-o", "-"],
+                      "nncc --emit=exec")
+        if ("vector.fma" in exec_ir) != expected:
+            return False, f"{name}: FAIL expected {'a direct kernel' if expected else 'no direct kernel'} for {cpu}"
+        launches = [line for line in exec_ir.splitlines() if "exec.launch" in line and "_pad(" not in line]
+        if epilogue and expected and len(launches) != 1:
+            return False, f"{name}: FAIL the {epilogue} was not folded into the convolution's kernel for {cpu}"
     gpu_ir = run([args.nncc, path, "--target=cpu,cuda:sm_90", "--emit=exec", "-o", "-"], "nncc --emit=exec")
     if "vector.fma" in gpu_ir:
         return False, f"{name}: FAIL a module with a CUDA target got a direct kernel"
     finite = want[np.isfinite(want)]
     bound = 1e-4 * max(1.0, float(np.max(np.abs(finite))) if finite.size else 1.0)
     errors = {}
-    for plan, flag in (("cpu", "--target=cpu"), ("gpu-plan", "--emulate-gpu")):
+    plans = [(cpu, ["--target=cpu", f"--cpu={cpu}"]) for cpu in CPUS if cpu in runnable_cpus()]
+    for plan, flags in plans + [("gpu-plan", ["--emulate-gpu"])]:
         so, out = os.path.join(d, f"{plan}.so"), os.path.join(d, f"out-{plan}")
         os.makedirs(out, exist_ok=True)
-        run([args.nncc, path, flag, "-o", so], "nncc")
+        run([args.nncc, path, *flags, "-o", so], "nncc")
         run([args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir", out], "nncc-run")
         got = read_tensor(os.path.join(out, "output_0.pb")).astype(np.float64)
         if got.shape != want.shape:
@@ -159,8 +180,8 @@ def check(case, args, work, rng):
         with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity
             errors[plan] = float(np.max(np.abs(np.where(got == want, 0.0, got - want))))
     ok = max(errors.values()) <= bound
-    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} {'direct' if direct else 'other '} max abs err " \
-               f"{errors['cpu']:.2e}, GPU plan {errors['gpu-plan']:.2e} (bound {bound:.2e})"
+    figures = ", ".join(f"{plan} {error:.2e}" for plan, error in errors.items())
+    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} max abs err {figures} (bound {bound:.2e})"
 
 
 def main():

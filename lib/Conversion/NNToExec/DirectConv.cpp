@@ -2,11 +2,13 @@
 /// of im2col + GEMM.
 ///
 /// Each task of one scf.forall computes a tile of MB output channels x R
-/// output rows x CW output columns. Its accumulators are MB*R*ceil(CW/16)
-/// vectors of 16 floats that stay in registers over the whole reduction
-/// (input channels of the group x kernel taps): per tap, one vector load of
+/// output rows x CW output columns. Its accumulators are MB*R*ceil(CW/L)
+/// vectors of L floats (L: the target's lanes, 16 with AVX-512, 8 with
+/// AVX2; at most half its vector registers, VectorUnit) that stay in
+/// registers over the whole reduction (input channels of the group x
+/// kernel taps): per tap, one vector load of
 /// an input row per (row, vector) and one broadcast weight per output
-/// channel feed MB*R*ceil(CW/16) FMAs. The tile is stored with masked
+/// channel feed MB*R*ceil(CW/L) FMAs. The tile is stored with masked
 /// writes. Two ways to read the input:
 /// - a padded copy (tiles of 4+ output channels): zero-padded, widened on
 ///   the right so that the last vector of a row stays inside it, and for a
@@ -19,8 +21,8 @@
 ///   read as zero through the transfer's mask, rows above or below the image
 ///   as zero vectors, and in the leftmost tile the reads that start left of
 ///   the row start at its first element and shift in zeros (by a constant:
-///   the tap and the pad are); stride 2 reads 32 elements and keeps the even
-///   lanes. Masks and selects cost registers that the 16 accumulators of an
+///   the tap and the pad are); stride 2 reads 2L elements and keeps the even
+///   lanes. Masks and selects cost registers that the accumulators of an
 ///   ungrouped tile need (LLVM spilled its weights), hence the copy there.
 /// This is explicit vector code on purpose: as linalg loops, LLVM fully
 /// unrolls the short output rows (7-56) and then vectorizes the wrong loop
@@ -45,23 +47,20 @@ using namespace mlir;
 namespace nncc {
 namespace {
 
-constexpr int64_t kLanes = 16;
-/// Accumulator vectors per tile: enough independent FMA chains to hide the
-/// FMA latency, few enough to stay in 32 vector registers with the loads.
-constexpr int64_t kMaxAccumulators = 16;
-/// A row chunk narrower than this wastes more than a quarter of its lanes:
-/// an ungrouped convolution then runs faster as im2col + GEMM.
-constexpr int64_t kMinColumns = 12;
+/// A row chunk narrower than 3/4 of a vector wastes more than a quarter of
+/// its lanes: an ungrouped convolution then runs faster as im2col + GEMM.
+int64_t minColumns(const VectorUnit &unit) { return 3 * unit.lanes / 4; }
 /// Grouped convolutions have no GEMM path, and their generic loop kernel is
 /// slow enough that 7 of 16 lanes on 7x7 depthwise planes still win
-/// (docs/performance.md).
-constexpr int64_t kMinGroupedColumns = 4;
+/// (docs/performance.md): a quarter of the lanes.
+int64_t minGroupedColumns(const VectorUnit &unit) { return std::max<int64_t>(2, unit.lanes / 4); }
 /// Kernel taps unrolled into the reduction loop's body, at most.
 constexpr int64_t kMaxTaps = 64;
 
 struct Tiling {
+  int64_t lanes;    // f32 lanes per vector
   int64_t columns;  // CW: output columns per tile (divides OW)
-  int64_t vectors;  // ceil(CW / 16)
+  int64_t vectors;  // ceil(CW / lanes)
   int64_t channels; // MB: output channels per tile (divides M / group)
   int64_t rows;     // R: output rows per tile (divides OH)
 };
@@ -77,7 +76,7 @@ int64_t largestDivisorAtMost(int64_t n, int64_t bound) {
 /// the file comment).
 bool readsPaddedCopy(int64_t channels) { return channels >= 4; }
 
-std::optional<Tiling> chooseTiling(nn::ConvOp conv) {
+std::optional<Tiling> chooseTiling(nn::ConvOp conv, const VectorUnit &unit) {
   auto in = cast<RankedTensorType>(conv.getInput().getType());
   auto w = cast<RankedTensorType>(conv.getWeight().getType());
   auto out = cast<RankedTensorType>(conv.getType());
@@ -95,36 +94,45 @@ std::optional<Tiling> chooseTiling(nn::ConvOp conv) {
     return std::nullopt;
   int64_t oh = out.getShape()[2], ow = out.getShape()[3];
   int64_t mg = out.getShape()[1] / conv.getGroup();
-  // Row chunks of at most two vectors each, as even as the width allows.
-  int64_t chunks = (ow + 2 * kLanes - 1) / (2 * kLanes);
-  while (ow % chunks != 0)
-    ++chunks;
-  int64_t columns = ow / chunks;
-  if (columns < (conv.getGroup() > 1 ? kMinGroupedColumns : kMinColumns))
+  // Row chunks of at most two vectors each, as even as the width allows
+  // (chunks divide the row); when no such chunk is wide enough (a prime
+  // width), of up to four vectors.
+  int64_t lanes = unit.lanes, minimum = conv.getGroup() > 1 ? minGroupedColumns(unit) : minColumns(unit);
+  int64_t columns = 0;
+  for (int64_t maxVectors : {2, 4}) {
+    int64_t chunks = (ow + maxVectors * lanes - 1) / (maxVectors * lanes);
+    while (ow % chunks != 0)
+      ++chunks;
+    columns = ow / chunks;
+    if (columns >= minimum)
+      break;
+  }
+  if (columns < minimum)
     return std::nullopt;
   // Only the leftmost tile may read left of a row's start.
   if (conv.getPads()[1] > columns)
     return std::nullopt;
-  int64_t vectors = (columns + kLanes - 1) / kLanes;
-  int64_t channels = largestDivisorAtMost(mg, 8);
+  int64_t vectors = (columns + lanes - 1) / lanes;
+  // Up to 8 channels per tile, as many as the accumulators allow with one row.
+  int64_t channels = largestDivisorAtMost(mg, std::min<int64_t>(8, unit.maxAccumulators / vectors));
   // Column strides: a copy split into column phases when padded, two reads
   // and an even-lane shuffle in place (stride 2 only).
   if (!readsPaddedCopy(channels) && conv.getStrides()[1] > 2)
     return std::nullopt;
-  int64_t rows = largestDivisorAtMost(oh, kMaxAccumulators / (channels * vectors));
-  return Tiling{columns, vectors, channels, rows};
+  int64_t rows = largestDivisorAtMost(oh, unit.maxAccumulators / (channels * vectors));
+  return Tiling{lanes, columns, vectors, channels, rows};
 }
 
 /// The tiling of a convolution that isDirectConvolution accepted.
-Tiling tilingOf(nn::ConvOp conv) {
-  std::optional<Tiling> t = chooseTiling(conv);
+Tiling tilingOf(nn::ConvOp conv, const VectorUnit &unit) {
+  std::optional<Tiling> t = chooseTiling(conv, unit);
   assert(t && "not a direct convolution");
   return *t;
 }
 
 } // namespace
 
-bool isDirectConvolution(nn::ConvOp conv) { return chooseTiling(conv).has_value(); }
+bool isDirectConvolution(nn::ConvOp conv, const VectorUnit &unit) { return chooseTiling(conv, unit).has_value(); }
 
 namespace {
 
@@ -135,8 +143,8 @@ struct CopyLayout {
   int64_t phaseColumns;
 };
 
-CopyLayout copyLayout(nn::ConvOp conv) {
-  Tiling t = tilingOf(conv);
+CopyLayout copyLayout(nn::ConvOp conv, const VectorUnit &unit) {
+  Tiling t = tilingOf(conv, unit);
   auto inShape = cast<RankedTensorType>(conv.getInput().getType()).getShape();
   auto wShape = cast<RankedTensorType>(conv.getWeight().getType()).getShape();
   auto outShape = cast<RankedTensorType>(conv.getType()).getShape();
@@ -146,7 +154,7 @@ CopyLayout copyLayout(nn::ConvOp conv) {
   // Tap kx of a strided convolution reads phase (kx*d) % s at column
   // ow + (kx*d) / s: a unit-stride run.
   int64_t phaseColumns =
-      outShape[3] - t.columns + t.vectors * kLanes + (wShape[3] - 1) * conv.getDilations()[1] / colStride;
+      outShape[3] - t.columns + t.vectors * t.lanes + (wShape[3] - 1) * conv.getDilations()[1] / colStride;
   int64_t width = std::max(phaseColumns * colStride, inShape[3] + pads[1] + pads[3]);
   phaseColumns = (width + colStride - 1) / colStride;
   pads[3] = phaseColumns * colStride - inShape[3] - pads[1];
@@ -155,10 +163,10 @@ CopyLayout copyLayout(nn::ConvOp conv) {
 
 } // namespace
 
-bool readsInputCopy(nn::ConvOp conv) { return readsPaddedCopy(tilingOf(conv).channels); }
+bool readsInputCopy(nn::ConvOp conv, const VectorUnit &unit) { return readsPaddedCopy(tilingOf(conv, unit).channels); }
 
-RankedTensorType inputCopyType(nn::ConvOp conv) {
-  CopyLayout layout = copyLayout(conv);
+RankedTensorType inputCopyType(nn::ConvOp conv, const VectorUnit &unit) {
+  CopyLayout layout = copyLayout(conv, unit);
   auto in = cast<RankedTensorType>(conv.getInput().getType());
   int64_t rows = in.getShape()[2] + layout.pads[0] + layout.pads[2], colStride = conv.getStrides()[1];
   SmallVector<int64_t> shape{in.getShape()[0], in.getShape()[1], rows};
@@ -168,8 +176,8 @@ RankedTensorType inputCopyType(nn::ConvOp conv) {
   return RankedTensorType::get(shape, in.getElementType());
 }
 
-Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
-  CopyLayout layout = copyLayout(conv);
+Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init, const VectorUnit &unit) {
+  CopyLayout layout = copyLayout(conv, unit);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   int64_t colStride = conv.getStrides()[1];
   if (colStride == 1) {
@@ -196,15 +204,16 @@ Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value
 }
 
 Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
-                             Value residual, const ConvEpilogue &epilogue, Value init) {
-  Tiling t = tilingOf(conv);
+                             Value residual, const ConvEpilogue &epilogue, Value init, const VectorUnit &unit) {
+  Tiling t = tilingOf(conv, unit);
+  const int64_t vectorLanes = t.lanes;
   auto wShape = cast<RankedTensorType>(w.getType()).getShape();
   auto outShape = cast<RankedTensorType>(init.getType()).getShape();
   int64_t n = outShape[0], m = outShape[1], oh = outShape[2], ow = outShape[3];
   int64_t group = conv.getGroup(), cg = wShape[1], mg = m / group, kh = wShape[2], kw = wShape[3];
   ArrayRef<int64_t> dilations = conv.getDilations();
   Type f32 = b.getF32Type();
-  auto vecType = VectorType::get({kLanes}, f32);
+  auto vecType = VectorType::get({vectorLanes}, f32);
 
   auto inShape = cast<RankedTensorType>(x.getType()).getShape();
   int64_t height = inShape[2];
@@ -257,12 +266,12 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
           arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::slt, y, c(height))));
       inputRow.push_back(arith::MinSIOp::create(fb, loc, arith::MaxSIOp::create(fb, loc, y, c(0)), c(height - 1)));
     }
-  // One vector of input for output columns [v*16, v*16 + 16) of the tile
+  // One vector of input for output columns [v*L, v*L + L) of the tile
   // under column tap offset `tap`, kernel row `rowIndex` (r * kh + ky).
   auto shiftRight = [&](OpBuilder &lb, Location l, Value v, int64_t lanes) {
     SmallVector<int64_t> mask;
-    for (int64_t i = 0; i < kLanes; ++i)
-      mask.push_back(i < lanes ? i : kLanes + i - lanes);
+    for (int64_t i = 0; i < vectorLanes; ++i)
+      mask.push_back(i < lanes ? i : vectorLanes + i - lanes);
     return (Value)vector::ShuffleOp::create(lb, l, zeroVector, v, mask);
   };
   Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(0));
@@ -280,15 +289,15 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
       SmallVector<Value> phase;
       if (colStride > 1)
         phase.push_back(indexConstant(lb, l, tap % colStride));
-      return read(arith::AddIOp::create(lb, l, ow0, indexConstant(lb, l, v * kLanes + tap / colStride)), phase,
+      return read(arith::AddIOp::create(lb, l, ow0, indexConstant(lb, l, v * vectorLanes + tap / colStride)), phase,
                   true);
     }
-    // In place: lane i wants column (ow0 + v*16 + i)*s + off. Reads that
+    // In place: lane i wants column (ow0 + v*L + i)*s + off. Reads that
     // would start left of column 0 (leftmost tile only) start at the first
     // element of the same phase and shift the missing lanes in as zeros.
     int64_t off = tap - padLeft;
     int64_t q = off >= 0 ? off / colStride : -((-off + colStride - 1) / colStride), ph = off - q * colStride;
-    int64_t first = v * kLanes + q; // first lane's column, in units of s, past ph
+    int64_t first = v * vectorLanes + q; // first lane's column, in units of s, past ph
     int64_t shift = leftmost && first < 0 ? -first : 0;
     Value col = leftmost ? indexConstant(lb, l, (first + shift) * colStride + ph)
                          : arith::AddIOp::create(lb, l, ow0x, indexConstant(lb, l, first * colStride + ph));
@@ -296,11 +305,11 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
     if (colStride == 1) {
       lanes = read(col, {}, false);
     } else {
-      // Stride 2: the even lanes of 32 consecutive elements.
+      // Stride 2: the even lanes of 2L consecutive elements.
       Value lo = read(col, {}, false);
-      Value hi = read(arith::AddIOp::create(lb, l, col, indexConstant(lb, l, kLanes)), {}, false);
+      Value hi = read(arith::AddIOp::create(lb, l, col, indexConstant(lb, l, vectorLanes)), {}, false);
       SmallVector<int64_t> even;
-      for (int64_t i = 0; i < kLanes; ++i)
+      for (int64_t i = 0; i < vectorLanes; ++i)
         even.push_back(2 * i);
       lanes = vector::ShuffleOp::create(lb, l, lo, hi, even);
     }
@@ -368,10 +377,10 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
         if (bias)
           sum = arith::AddFOp::create(fb, loc, sum, biasSplat);
         if (residual) {
-          bool whole = (v + 1) * kLanes <= t.columns;
+          bool whole = (v + 1) * vectorLanes <= t.columns;
           auto plus = [&](Value base, int64_t k) { return fb.createOrFold<arith::AddIOp>(loc, base, c(k)); };
           Value tile = vector::TransferReadOp::create(fb, loc, vecType, residual,
-                                                      ValueRange{img, plus(m0, ch), plus(oh0, r), plus(ow0, v * kLanes)},
+                                                      ValueRange{img, plus(m0, ch), plus(oh0, r), plus(ow0, v * vectorLanes)},
                                                       zero, ArrayRef<bool>{whole});
           sum = arith::AddFOp::create(fb, loc, sum, tile);
         }
@@ -389,19 +398,19 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
   SmallVector<OpFoldResult> offsets{img, m0, oh0, ow0};
   SmallVector<OpFoldResult> sizes{fb.getIndexAttr(1), fb.getIndexAttr(t.channels), fb.getIndexAttr(t.rows),
                                   fb.getIndexAttr(t.columns)};
-  SmallVector<OpFoldResult> unit(4, fb.getIndexAttr(1));
+  SmallVector<OpFoldResult> ones(4, fb.getIndexAttr(1));
   auto tileType = RankedTensorType::get({t.channels, t.rows, t.columns}, f32);
-  Value tile = tensor::ExtractSliceOp::create(fb, loc, tileType, out, offsets, sizes, unit);
+  Value tile = tensor::ExtractSliceOp::create(fb, loc, tileType, out, offsets, sizes, ones);
   for (int64_t ch = 0; ch < t.channels; ++ch)
     for (int64_t r = 0; r < t.rows; ++r)
       for (int64_t v = 0; v < t.vectors; ++v) {
-        bool whole = (v + 1) * kLanes <= t.columns;
+        bool whole = (v + 1) * vectorLanes <= t.columns;
         tile = vector::TransferWriteOp::create(fb, loc, sums[accIndex(ch, r, v)], tile,
-                                               ValueRange{c(ch), c(r), c(v * kLanes)}, ArrayRef<bool>{whole})
+                                               ValueRange{c(ch), c(r), c(v * vectorLanes)}, ArrayRef<bool>{whole})
                    .getResult();
       }
   OpBuilder tb = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(tb, loc, tile, out, offsets, sizes, unit);
+  tensor::ParallelInsertSliceOp::create(tb, loc, tile, out, offsets, sizes, ones);
   return forall.getResult(0);
 }
 

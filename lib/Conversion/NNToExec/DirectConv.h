@@ -9,23 +9,39 @@
 
 namespace nncc {
 
+/// The target CPU's vector unit that direct kernels are blocked for.
+struct VectorUnit {
+  /// f32 lanes per vector register.
+  int64_t lanes;
+  /// Accumulator vectors per tile: half the register file. A tap's input
+  /// vectors (one per accumulator row, shared by the tile's channels) and
+  /// the broadcast weight fit in the other half, so nothing spills; and it
+  /// gives 8+ independent FMA chains, what a 4-cycle FMA on two ports needs
+  /// to stay busy.
+  int64_t maxAccumulators;
+
+  static VectorUnit of(int64_t vectorBits, int64_t registers) {
+    return VectorUnit{vectorBits / 32, registers / 2};
+  }
+};
+
 /// True when `conv` can run as a register-blocked direct convolution kernel:
 /// 2-D, f32, at most 64 taps, not an ungrouped 1x1 (a plain GEMM), row chunks
-/// of at least 12 columns (4 when grouped), column stride at most 2 unless
+/// of at least 3/4 of a vector (1/4 when grouped), column stride at most 2 unless
 /// tiles have 4+ output channels.
-bool isDirectConvolution(nn::ConvOp conv);
+bool isDirectConvolution(nn::ConvOp conv, const VectorUnit &unit);
 
 /// True when the direct kernel of `conv` reads a padded copy of its input
 /// (tiles of 4+ output channels) made by a kernel of its own before it: the
 /// convolution kernel then stays one parallel loop that the CPU runtime
 /// splits across threads.
-bool readsInputCopy(nn::ConvOp conv);
+bool readsInputCopy(nn::ConvOp conv, const VectorUnit &unit);
 /// The copy: [N, C, padded H, padded W], or [N, C, padded H, s, W / s] split
 /// into column phases for a column stride s > 1.
-mlir::RankedTensorType inputCopyType(nn::ConvOp conv);
+mlir::RankedTensorType inputCopyType(nn::ConvOp conv, const VectorUnit &unit);
 /// The copy kernel body: `x` padded (and phase-split) into `init`.
 mlir::Value buildInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
-                           mlir::Value init);
+                           mlir::Value init, const VectorUnit &unit);
 
 /// The direct convolution kernel body: out = conv(x, w) (+ bias[m] when
 /// `bias` is set, then `epilogue` with `residual` as its residual's value
@@ -33,7 +49,7 @@ mlir::Value buildInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp co
 /// the input, or its copy when readsInputCopy.
 mlir::Value buildDirectConvolution(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
                                    mlir::Value w, mlir::Value bias, mlir::Value residual,
-                                   const ConvEpilogue &epilogue, mlir::Value init);
+                                   const ConvEpilogue &epilogue, mlir::Value init, const VectorUnit &unit);
 
 } // namespace nncc
 

@@ -115,14 +115,15 @@ LogicalResult lowerConvolutionsWithGemmEpilogues(func::FuncOp func, SymbolTable 
 /// `conv` as its direct kernel (after a kernel making the padded copy it
 /// reads, when it reads one), with `epilogue` folded in: the launch takes the
 /// place of the epilogue's last op.
-LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue, SymbolTable &symbols) {
+LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue, const VectorUnit &unit,
+                                     SymbolTable &symbols) {
   epilogue.moveConvToItsEnd(conv);
   Location loc = conv.getLoc();
   Value input = conv.getInput();
-  if (readsInputCopy(conv)) {
-    auto copy = outlineKernel(conv, symbols, "pad", input, TypeRange{inputCopyType(conv)},
+  if (readsInputCopy(conv, unit)) {
+    auto copy = outlineKernel(conv, symbols, "pad", input, TypeRange{inputCopyType(conv, unit)},
                               [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                                return SmallVector<Value>{buildInputCopy(kb, loc, conv, args[0], inits[0])};
+                                return SmallVector<Value>{buildInputCopy(kb, loc, conv, args[0], inits[0], unit)};
                               });
     if (failed(copy))
       return failure();
@@ -139,7 +140,7 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
         Value bias = conv.getBias() ? args[2] : Value();
         Value residual = epilogue.residual ? args.back() : Value();
         return SmallVector<Value>{
-            buildDirectConvolution(kb, loc, conv, args[0], args[1], bias, residual, epilogue, inits[0])};
+            buildDirectConvolution(kb, loc, conv, args[0], args[1], bias, residual, epilogue, inits[0], unit)};
       });
   if (failed(launch))
     return failure();
@@ -151,14 +152,14 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
 /// its direct kernel, with the residual add and ReLU/Clip after it folded in
 /// when fusing. This runs before the fusion passes, which then leave the
 /// kernel's result alone like any other launch's.
-LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, bool fuse) {
+LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, bool fuse, const VectorUnit &unit) {
   SmallVector<nn::ConvOp> convs;
   func.walk([&](nn::ConvOp conv) {
-    if (isDirectConvolution(conv))
+    if (isDirectConvolution(conv, unit))
       convs.push_back(conv);
   });
   for (nn::ConvOp conv : convs)
-    if (failed(lowerDirectConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{}, symbols)))
+    if (failed(lowerDirectConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{}, unit, symbols)))
       return failure();
   return success();
 }
@@ -171,7 +172,7 @@ struct FormConvKernelsPass : impl::FormConvKernelsPassBase<FormConvKernelsPass> 
     for (func::FuncOp func : entryFunctions(module)) {
       LogicalResult formed = success();
       if (plan == ConvPlan::Cpu)
-        formed = lowerDirectConvolutions(func, symbols, fuseEpilogues);
+        formed = lowerDirectConvolutions(func, symbols, fuseEpilogues, VectorUnit::of(vectorBits, vectorRegisters));
       else if (fuseEpilogues)
         formed = lowerConvolutionsWithGemmEpilogues(func, symbols);
       if (failed(formed))

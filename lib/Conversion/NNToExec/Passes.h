@@ -25,6 +25,11 @@ struct LoweringOptions {
   /// convolutions stay im2col + GEMM (cuBLASLt fills the device; a direct
   /// kernel would run one thread per tile).
   bool cpuOnly = false;
+  /// The target CPU's vector unit (CpuTarget, from `--cpu`): direct
+  /// convolution kernels are blocked for its vector width and register
+  /// file. The default is x86-64-v3's (AVX2).
+  int64_t vectorBits = 256;
+  int64_t vectorRegisters = 16;
 };
 
 /// The plan nncc-form-conv-kernels builds convolutions for.

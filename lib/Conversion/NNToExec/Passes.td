@@ -36,7 +36,9 @@ def FormConvKernelsPass : Pass<"nncc-form-conv-kernels", "mlir::ModuleOp"> {
     `plan=cpu`: each 2-D f32 convolution a register-blocked direct kernel
     can run (DirectConv.cpp) becomes a launch of that kernel (after a
     padded-copy kernel when it reads one), with the residual add and
-    ReLU/Clip after it folded in when `fuse-epilogues` is set.
+    ReLU/Clip after it folded in when `fuse-epilogues` is set. The kernels
+    are blocked for the target's vector unit (`vector-bits`,
+    `vector-registers`: lanes per vector, accumulators per tile).
     `plan=gpu` (only with `fuse-epilogues`): a convolution whose bias,
     residual add or ReLU can ride on its GEMM call becomes im2col (with a
     row of ones against a bias column appended to the constant weights) and
@@ -50,6 +52,10 @@ def FormConvKernelsPass : Pass<"nncc-form-conv-kernels", "mlir::ModuleOp"> {
              clEnumValN(ConvPlan::Gpu, "gpu", "GEMM calls with library epilogues"))}]>,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "fold the residual add and activation after a convolution">,
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "the target CPU's vector width in bits (128, 256 or 512)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"16",
+           "the target CPU's vector registers">,
   ];
   let dependentDialects = kernelDialects;
 }

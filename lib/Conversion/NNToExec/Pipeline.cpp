@@ -20,6 +20,8 @@ void buildNNToExecPipeline(OpPassManager &pm, const LoweringOptions &options) {
     FormConvKernelsPassOptions conv;
     conv.plan = ConvPlan::Cpu;
     conv.fuseEpilogues = options.fuse;
+    conv.vectorBits = options.vectorBits;
+    conv.vectorRegisters = options.vectorRegisters;
     pm.addPass(createFormConvKernelsPass(conv));
   } else if (options.fuse && options.gemmEpilogues) {
     FormConvKernelsPassOptions conv;
@@ -53,6 +55,10 @@ struct NNToExecPipelineOptions : PassPipelineOptions<NNToExecPipelineOptions> {
   Option<bool> cpuOnly{*this, "cpu-only",
                        llvm::cl::desc("kernels for the CPU plan alone (direct convolutions)"),
                        llvm::cl::init(false)};
+  Option<int64_t> vectorBits{*this, "vector-bits", llvm::cl::desc("the target CPU's vector width in bits"),
+                             llvm::cl::init(256)};
+  Option<int64_t> vectorRegisters{*this, "vector-registers", llvm::cl::desc("the target CPU's vector registers"),
+                                  llvm::cl::init(16)};
 };
 
 } // namespace
@@ -62,7 +68,8 @@ void registerNNToExecPipelines() {
   PassPipelineRegistration<NNToExecPipelineOptions>(
       "nncc-lower-nn-to-exec", "Lower nn to exec: GEMM calls, views and outlined kernels",
       [](OpPassManager &pm, const NNToExecPipelineOptions &opts) {
-        buildNNToExecPipeline(pm, LoweringOptions{opts.fuse, opts.gemmEpilogues, opts.cpuOnly});
+        buildNNToExecPipeline(pm, LoweringOptions{opts.fuse, opts.gemmEpilogues, opts.cpuOnly, opts.vectorBits,
+                                                  opts.vectorRegisters});
       });
 }
 

@@ -1,14 +1,21 @@
-// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels="plan=cpu fuse-epilogues=false" -mlir-print-local-scope | FileCheck %s
+// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels="plan=cpu fuse-epilogues=false vector-bits=512 vector-registers=32" -mlir-print-local-scope | FileCheck %s
+// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels="plan=cpu fuse-epilogues=false" -mlir-print-local-scope | FileCheck %s --check-prefix=AVX2
 
 // Direct convolutions (DirectConv.cpp), reached through the CPU plan of
 // nncc-form-conv-kernels: one scf.forall task per tile of output channels x
-// rows x a 16-wide column chunk; vector<16xf32> accumulators carried over the
+// rows x a column chunk; vector<16xf32> accumulators (AVX-512) carried over the
 // input-channel loop, each tap one vector read of an input row and one
 // broadcast weight per output channel feeding vector.fma.
 
 // An ungrouped 3x3 pad-1 convolution reads a zero-padded copy of the input
 // (the k0_pad kernel). A tile is 8 channels x 2 rows x 16 columns: 8 tasks,
 // 16 accumulators, 8 x 2 x 9 taps = 144 FMAs per input channel.
+// With AVX2's 8 lanes and 16 registers the same convolution is tiled as 4
+// channels x 1 row x 16 columns: 8 accumulators, 32 tasks.
+// AVX2-LABEL: func.func @padded_copy
+// AVX2: func.func private @k0_conv
+// AVX2: scf.forall (%{{.*}}) in (32)
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-LABEL: func.func @padded_copy
 // CHECK: %[[P:.*]] = exec.launch @k0_pad(%arg0) {{.*}} : (tensor<1x8x16x16xf32>) -> tensor<1x8x18x18xf32>
 // CHECK: exec.launch @k0_conv(%[[P]], %arg1) {{.*}} : (tensor<1x8x18x18xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
