@@ -451,7 +451,7 @@ def profile_rows(results):
 def render_short(doc):
     """The README's version: latency and ratio only."""
     m = doc["machine"]
-    lines = [f"Single thread, {m['cpu']} ({m['cores']} cores), {m['date']}; median ms, "
+    lines = [f"Single thread, {m['cpu']} ({m['cores']} cores; {', '.join(m['isa'])}), {m['date']}; median ms, "
              f"onnxruntime-node {m['onnxruntime_node']} with all graph optimizations; outputs agree "
              "unless marked. Method, spread, memory, FLOP rates, compile times and the reasons for "
              "each gap: `docs/performance.md`.", "",
@@ -545,7 +545,8 @@ def main():
                                         "executionMode": "sequential"},
                         "compare": "pass if |nncc-ort| <= 1e-3*|ort| + 1e-4*max|ort| elementwise"},
            "zoo": {n: zoo_models.SIZES[n] for n in zoo_models.MODELS}}
-    print(f"machine: {doc['machine']['cpu']}, {doc['machine']['cores']} cores; "
+    print(f"machine: {doc['machine']['cpu']}, {doc['machine']['cores']} cores, "
+          f"{', '.join(doc['machine']['isa'])}; "
           f"load average {doc['loadavg_start']}", flush=True)
 
     r = sh([sys.executable, os.path.join(HERE, "models.py"), zoo_dir, "--batches", args.batches,

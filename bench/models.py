@@ -52,6 +52,11 @@ SIZES = {
     # GPT-2-style pre-LN decoder block: fused QKV projection + Split, causal mask with Where and
     # -inf, tanh-GELU ("gelu_new"), final LayerNormalization; hidden 512, 8 heads, sequence 64.
     "gpt": dict(hidden=512, heads=8, ffn=2048, layers=1, seq=64),
+    # A DBNet-style text detector as PaddleOCR/mmocr export it: MobileNetV3-small-style backbone
+    # (hard-swish, squeeze-excite with HardSigmoid, 5x5 depthwise), an FPN neck (1x1 laterals,
+    # top-down nearest Resize x2 + Add, 3x3 smoothing, Resize to 1/4 and Concat), and a head of
+    # Conv, two ConvTranspose 2x2/2 and Sigmoid giving a full-size probability map; 320x320.
+    "fpn_detector": dict(image=320, fpn=64),
 }
 
 
@@ -88,6 +93,8 @@ def conv(b, x, cin, cout, name, k=3, stride=1, group=1, act="relu"):
              dilations=[1, 1])
     if act == "relu":
         return b.op("Relu", [y])
+    if act == "hardswish":
+        return b.op("HardSwish", [y])
     if act == "relu6":
         return b.op("Clip", [y, b.const(f"{name}_min", np.array(0.0, np.float32)),
                              b.const(f"{name}_max", np.array(6.0, np.float32))])
@@ -148,6 +155,63 @@ def mobilenet(batch, image, width_mult, classes):
     h = conv(b, h, cin, last, "head", k=1, act="relu6")
     classifier(b, h, last, classes)
     return b.model("mobilenet", [f32("x", [batch, 3, image, image])], [f32("logits", [batch, classes])])
+
+
+def squeeze_excite(b, x, channels, name):
+    s = b.op("GlobalAveragePool", [x])
+    s = conv(b, s, channels, max(8, channels // 4), f"{name}_reduce", k=1)
+    s = conv(b, s, max(8, channels // 4), channels, f"{name}_expand", k=1, act=None)
+    return b.op("Mul", [x, b.op("HardSigmoid", [s], alpha=1.0 / 6, beta=0.5)])
+
+
+def upsample(b, x, factor, name):
+    scales = b.const(f"{name}_scales", np.array([1, 1, factor, factor], np.float32))
+    return b.op("Resize", [x, "", scales], mode="nearest")
+
+
+def fpn_detector(batch, image, fpn):
+    b = Builder(14)
+    h = conv(b, "x", 3, 16, "stem", stride=2, act="hardswish")
+    # (kernel, expansion channels, out channels, squeeze-excite, activation, stride): MobileNetV3-small.
+    blocks = [(3, 16, 16, True, "relu", 2), (3, 72, 24, False, "relu", 2), (3, 88, 24, False, "relu", 1),
+              (5, 96, 40, True, "hardswish", 2), (5, 240, 40, True, "hardswish", 1),
+              (5, 120, 48, True, "hardswish", 1), (5, 288, 96, True, "hardswish", 2),
+              (5, 576, 96, True, "hardswish", 1)]
+    cin, features = 16, {}
+    for i, (k, hidden, cout, se, act, stride) in enumerate(blocks):
+        name = f"block{i}"
+        r = conv(b, h, cin, hidden, f"{name}_expand", k=1, act=act) if hidden != cin else h
+        r = conv(b, r, hidden, hidden, f"{name}_dw", k=k, stride=stride, group=hidden, act=act)
+        if se:
+            r = squeeze_excite(b, r, hidden, f"{name}_se")
+        r = conv(b, r, hidden, cout, f"{name}_project", k=1, act=None)
+        h = b.op("Add", [h, r]) if stride == 1 and cin == cout else r
+        cin = cout
+        features[image // (2 * 2 ** sum(1 for blk in blocks[:i + 1] if blk[5] == 2))] = (h, cout)
+    # The neck: features at 1/4, 1/8, 1/16, 1/32 of the image.
+    sizes = sorted(features, reverse=True)[:4]
+    laterals = [conv(b, features[s][0], features[s][1], fpn, f"lateral{i}", k=1, act=None)
+                for i, s in enumerate(sizes)]
+    top = laterals[-1]
+    merged = [top]
+    for i in range(len(laterals) - 2, -1, -1):
+        top = b.op("Add", [laterals[i], upsample(b, top, 2, f"topdown{i}")])
+        merged.insert(0, top)
+    outs = []
+    for i, m in enumerate(merged):
+        o = conv(b, m, fpn, fpn // 4, f"smooth{i}", act=None)
+        outs.append(upsample(b, o, 2 ** i, f"to_quarter{i}") if i else o)
+    h = b.op("Concat", outs, axis=1)
+    # The head: probability map at full size.
+    h = conv(b, h, fpn, fpn // 4, "head_conv")
+    h = b.op("ConvTranspose", [h, b.weight("head_up1_w", [fpn // 4, fpn // 4, 2, 2]),
+                               b.weight("head_up1_b", [fpn // 4], 0.05)], kernel_shape=[2, 2], strides=[2, 2])
+    h = b.op("Relu", [h])
+    h = b.op("ConvTranspose", [h, b.weight("head_up2_w", [fpn // 4, 1, 2, 2]), b.weight("head_up2_b", [1], 0.05)],
+             kernel_shape=[2, 2], strides=[2, 2])
+    b.op("Sigmoid", [h])
+    b.rename_last_output("prob")
+    return b.model("fpn_detector", [f32("x", [batch, 3, image, image])], [f32("prob", [batch, 1, image, image])])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,6 +326,7 @@ MODELS = {
     "bert": bert,
     "transformer": transformer,
     "gpt": gpt,
+    "fpn_detector": fpn_detector,
 }
 
 
@@ -271,6 +336,9 @@ def describe(name):
         return "MLP " + "-".join(map(str, s["dims"])) + ", ReLU, Softmax"
     if name == "resnet18":
         return f"ResNet-18 topology, {s['image']}x{s['image']}, base width {s['width']}"
+    if name == "fpn_detector":
+        return (f"DBNet-style text detector: MobileNetV3-small-style backbone, FPN neck (Resize, Concat), "
+                f"ConvTranspose head, {s['image']}x{s['image']}")
     if name == "mobilenet":
         return f"MobileNetV2 topology (depthwise Conv group=C), {s['image']}x{s['image']}, width x{s['width_mult']}"
     kind = {"bert": "BERT-base-shaped encoder, post-LN, Erf-GELU, attention mask",
