@@ -5,7 +5,7 @@
         [--work-dir DIR] [--seed S]
 
 Builds small models whose inputs, initializers and outputs are f16 or bf16
-(Cast, MatMul/Add/Relu/Softmax, Conv/GlobalAveragePool/Gemm in f16,
+(Cast, MatMul/Add/Relu/Softmax, Conv/GlobalAveragePool/Gemm and ConvTranspose in f16,
 LayerNormalization with an Erf-GELU), compiles and runs them with nncc/nncc-run, and compares with
 a numpy emulation of the documented numerics (docs/precision.md): each op
 computes exactly (float64) on the low-precision values and rounds its result
@@ -183,6 +183,27 @@ def test_cnn(args, work, rng, dtype):
     return ulps <= 1, f"cnn {'f16' if dtype == F16 else 'bf16'}: max {ulps} ulp from the emulation"
 
 
+def test_conv_transpose(args, work, rng, dtype):
+    """ConvTranspose(+bias) 3x3 stride 2 in f16: one GEMM accumulating in f32,
+    then col2im sums the taps and the bias in f32 and rounds once."""
+    x = round_to(rng.standard_normal((2, 4, 5, 5)), dtype)
+    w = round_to(rng.standard_normal((4, 3, 3, 3)) / 4, dtype)
+    b = round_to(rng.standard_normal(3) / 10, dtype)
+    nodes = [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1],
+                              output_padding=[1, 1])]
+    model = make_model("conv_transpose", nodes, [helper.make_tensor_value_info("x", dtype, [2, 4, 5, 5])],
+                       [helper.make_tensor_value_info("y", dtype, [2, 3, 10, 10])],
+                       [tensor("w", w, dtype), tensor("b", b, dtype)])
+    full = np.zeros((2, 3, 12, 12))  # before cropping pads (1 each side) and adding output_padding
+    for i in range(3):
+        for j in range(3):
+            full[:, :, i:i + 9:2, j:j + 9:2] += np.einsum("nchw,cm->nmhw", x, w[:, :, i, j])
+    want = round_to(full[:, :, 1:11, 1:11] + b[None, :, None, None], dtype)
+    (y,) = compile_and_run(args, work, f"conv_transpose_{dtype}", model, [tensor("x", x, dtype)])
+    ulps = ulp_diff(bits_of(y), want, dtype)
+    return ulps <= 1, f"conv transpose {'f16' if dtype == F16 else 'bf16'}: max {ulps} ulp from the emulation"
+
+
 def test_layer_norm_gelu(args, work, rng, dtype):
     """LayerNormalization then an Erf-GELU chain: every op rounds its result."""
     x = round_to(rng.standard_normal((4, 16)) * 2 + 1, dtype)
@@ -226,7 +247,7 @@ def main():
     work, tmp = work_folder(args.work_dir, "nncc-low-precision-")
     rng = np.random.default_rng(args.seed)
     tests = [("casts", lambda: test_casts(args, work, rng))]
-    for fn, dtype in [(test_mlp, F16), (test_cnn, F16), (test_layer_norm_gelu, F16),
+    for fn, dtype in [(test_mlp, F16), (test_cnn, F16), (test_conv_transpose, F16), (test_layer_norm_gelu, F16),
                       (test_mlp, BF16), (test_layer_norm_gelu, BF16)]:
         tests.append((f"{fn.__name__} {'f16' if dtype == F16 else 'bf16'}",
                       lambda fn=fn, dtype=dtype: fn(args, work, rng, dtype)))

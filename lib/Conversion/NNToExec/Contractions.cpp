@@ -56,10 +56,11 @@ bool isLibraryContraction(Operation *op) {
   if (auto conv = dyn_cast<nn::ConvOp>(op))
     return conv.getGroup() == 1 && isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) && nonEmpty(conv.getResult()) &&
            nonEmpty(conv.getWeight());
-  // f32 only: col2im sums the taps in the result type, so low-precision
-  // transposed convolutions are widened first (nncc-compute-low-precision-in-f32).
+  // The bias, when there is one, has the result's type (col2im adds it).
   if (auto conv = dyn_cast<nn::ConvTransposeOp>(op))
-    return conv.getGroup() == 1 && isF32(conv.getInput()) && isF32(conv.getWeight()) && isF32(conv.getResult()) &&
+    return conv.getGroup() == 1 && isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) &&
+           (!conv.getBias() ||
+            getElementTypeOrSelf(conv.getBias().getType()) == getElementTypeOrSelf(conv.getType())) &&
            nonEmpty(conv.getResult()) && nonEmpty(conv.getInput()) && nonEmpty(conv.getWeight());
   return false;
 }

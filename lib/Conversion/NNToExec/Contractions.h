@@ -13,8 +13,8 @@ bool isF32(mlir::Value v);
 bool isLibraryMatMul(nn::MatMulOp mm);
 
 /// True when `op` becomes a GEMM library call (nncc-lower-contractions):
-/// MatMul, Gemm and ungrouped Conv with f32/f16/bf16 operands, and f32
-/// ungrouped ConvTranspose (GEMM + col2im); the others become loop kernels.
+/// MatMul, Gemm and ungrouped Conv and ConvTranspose (GEMM + col2im) with
+/// f32/f16/bf16 operands; the others become loop kernels.
 bool isLibraryContraction(mlir::Operation *op);
 
 /// True when a convolution's GEMM reads its input as it lies (1x1, stride

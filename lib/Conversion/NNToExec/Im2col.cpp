@@ -102,7 +102,10 @@ Value col2im(OpBuilder &b, Location loc, nn::ConvTransposeOp op, Value col, Valu
   int64_t rank = outType.getRank(), spatial = rank - 2;
   ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(), dilations = op.getDilations();
   MLIRContext *ctx = b.getContext();
-  Type elem = outType.getElementType();
+  // Taps are summed in col's type (f32), then rounded once to the result's.
+  Type elem = cast<RankedTensorType>(col.getType()).getElementType();
+  Type outElem = outType.getElementType();
+  Value sums = elem == outElem ? init : emptyTensor(b, loc, outType.getShape(), elem);
   // Iteration dims: n, m, k..., o...; a placeholder operand carries the tap extents.
   int64_t numDims = 2 + 2 * spatial;
   AffineExpr n = getAffineDimExpr(0, ctx), m = getAffineDimExpr(1, ctx);
@@ -113,16 +116,17 @@ Value col2im(OpBuilder &b, Location loc, nn::ConvTransposeOp op, Value col, Valu
   }
   Value taps = emptyTensor(b, loc, colShape.slice(2, spatial), elem);
   AffineMap tapMap = AffineMap::get(numDims, 0, tapExprs, ctx), outMap = AffineMap::get(numDims, 0, outExprs, ctx);
-  Value acc = fill(b, loc, init, scalarConstant(b, loc, elem, 0));
+  Value acc = fill(b, loc, sums, scalarConstant(b, loc, elem, 0));
+  SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
   if (bias) // The taps accumulate onto the bias.
-    acc = generic(b, loc, bias, init,
-                  {AffineMap::get(rank, 0, getAffineDimExpr(1, ctx)), b.getMultiDimIdentityMap(rank)},
-                  SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-                  [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
+    acc = generic(b, loc, bias, sums, {AffineMap::get(rank, 0, getAffineDimExpr(1, ctx)), b.getMultiDimIdentityMap(rank)},
+                  parallel, [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                    return {castScalar(nb, l, s[0], outElem, false, elem, false)};
+                  })[0];
   SmallVector<utils::IteratorType> it(numDims, utils::IteratorType::parallel);
   for (int64_t d = 0; d < spatial; ++d)
     it[2 + d] = utils::IteratorType::reduction;
-  return generic(
+  Value result = generic(
       b, loc, taps, acc, {tapMap, outMap}, it,
       [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
         SmallVector<Value> src{linalg::IndexOp::create(nb, l, 0), linalg::IndexOp::create(nb, l, 1)};
@@ -148,6 +152,13 @@ Value col2im(OpBuilder &b, Location loc, nn::ConvTransposeOp op, Value col, Valu
         Value v = tensor::ExtractOp::create(nb, l, col, src);
         return {arith::SelectOp::create(nb, l, valid, addScalars(nb, l, s[1], v), s[1])};
       })[0];
+  if (elem == outElem)
+    return result;
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  return generic(b, loc, result, init, {id, id}, parallel,
+                 [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                   return {castScalar(nb, l, s[0], elem, false, outElem, false)};
+                 })[0];
 }
 
 } // namespace nncc

@@ -122,14 +122,16 @@ LogicalResult lowerConvTransposeToGemm(nn::ConvTransposeOp conv, SymbolTable &sy
   Type elem = in.getElementType();
   Value x = exec::ViewOp::create(b, loc, RankedTensorType::get({n, c, inPositions}, elem), conv.getInput());
   Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({c, columns}, elem), conv.getWeight());
-  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, columns, inPositions}, elem), weights, x,
+  // The products accumulate in f32 and stay f32 until col2im has summed the
+  // taps: one rounding per output element in a low-precision plan.
+  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, columns, inPositions}, b.getF32Type()), weights, x,
                                    Value(), Value(), /*trans_a=*/true, /*trans_b=*/false, APFloat(1.0), APFloat(0.0),
                                    nodeNames(loc));
   // col as [n, M, k..., i...]: the GEMM's rows are (m, k...) in weight order.
   SmallVector<int64_t> colShape{n, w.getShape()[1]};
   llvm::append_range(colShape, w.getShape().drop_front(2));
   llvm::append_range(colShape, in.getShape().drop_front(2));
-  Value col = exec::ViewOp::create(b, loc, RankedTensorType::get(colShape, elem), gemm.getResult());
+  Value col = exec::ViewOp::create(b, loc, RankedTensorType::get(colShape, b.getF32Type()), gemm.getResult());
   SmallVector<Value> operands{col};
   if (Value bias = conv.getBias())
     operands.push_back(bias);

@@ -130,3 +130,19 @@ func.func @conv_transpose_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf3
   %0 = nn.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x2x10x10xf32>
   return %0 : tensor<1x2x10x10xf32>
 }
+
+// -----
+
+// f16: the GEMM accumulates into f32 and col2im sums the taps and the bias in
+// f32, rounding once to the f16 result.
+// CHECK-LABEL: func.func @conv_transpose_f16
+// CHECK: exec.gemm {{.*}} : (tensor<4x27xf16>, tensor<1x4x64xf16>) -> tensor<1x27x64xf32>
+// CHECK: exec.launch @k0_col2im({{.*}}) {nodes = "up16"} : (tensor<1x3x3x3x8x8xf32>, tensor<3xf16>) -> tensor<1x3x16x16xf16>
+// CHECK: func.func private @k0_col2im
+// CHECK: arith.extf {{.*}} : f16 to f32
+// CHECK: arith.truncf {{.*}} : f32 to f16
+
+func.func @conv_transpose_f16(%x: tensor<1x4x8x8xf16>, %w: tensor<4x3x3x3xf16>, %b: tensor<3xf16>) -> tensor<1x3x16x16xf16> {
+  %0 = nn.conv_transpose %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf16>, tensor<4x3x3x3xf16>, tensor<3xf16>) -> tensor<1x3x16x16xf16> loc("up16")
+  return %0 : tensor<1x3x16x16xf16>
+}
