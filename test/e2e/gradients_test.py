@@ -74,8 +74,8 @@ class Case:
                  step=STEP):
         self.family, self.label, self.nodes = family, label, nodes
         self.inputs, self.inits, self.outputs, self.gpu = inputs, inits or {}, list(outputs), gpu
-        # Initializers that recomposition turns into attributes (GELU's and
-        # attention's constants): they get no gradient.
+        # Initializers that recomposition or the import turns into attributes
+        # (GELU's and attention's constants, Resize's scales): they get no gradient.
         self.absorbed = set(absorbed)
         self.step = step
 
@@ -319,6 +319,16 @@ def cases(rng):
         out.append(Case("data movement", f"TopK k=3 axis=1 largest={largest} (values)",
                         [node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest)],
                         {"x": normal(rng, (2, 6))}, {"k": np.array([3], np.int64)}, outputs=["v"]))
+    # Resize is linear in x whatever its mode: the rule multiplies by each axis's interpolation matrix.
+    for mode, coord, scales, extra in [
+            ("nearest", "asymmetric", [1, 1, 2, 2], {"nearest_mode": "floor"}),
+            ("linear", "half_pixel", [1, 1, 0.6, 1.5], {}),
+            ("cubic", "align_corners", [1, 1, 1.5, 1], {"exclude_outside": 1}),
+            ("linear", "pytorch_half_pixel", [1, 1, 2, 3], {})]:
+        out.append(Case("data movement", f"Resize {mode} {coord} scales={scales[2:]}",
+                        [node("Resize", ["x", "", "s"], mode=mode, coordinate_transformation_mode=coord, **extra)],
+                        {"x": normal(rng, (1, 2, 4, 5))}, {"s": np.array(scales, np.float32)},
+                        gpu=mode == "linear" and coord == "half_pixel", absorbed=("s",)))
     # A value with several users and an input that reaches no output.
     out.append(Case("graph", "x used three times, z unused", [
         node("Mul", ["x", "x"], ["t"]), node("Tanh", ["x"], ["u"]), node("Add", ["t", "u"], ["y"])],

@@ -14,7 +14,7 @@ models (examples/models/make_models.py) and those the gradient test
     ReduceSum ReduceMean ReduceMax ReduceMin LogSoftmax Squeeze Unsqueeze
     Expand Concat Slice Split Pad (constant) Gather AveragePool
     InstanceNormalization ConvTranspose CumSum Tile ReduceL2 Floor Ceil GatherElements
-    TopK ReduceProd Einsum
+    TopK ReduceProd Einsum Resize (through ONNX's own reference interpolation)
 
 Floating-point tensors (inputs, initializers, constants) are widened to
 float64 and every op computes in float64, so the result is a reference to
@@ -328,6 +328,28 @@ _UNARY = {
 _TYPES = {1: np.float32, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
 
 
+def _resize(x, args, attrs):
+    """Resize (opset 11+: X, roi, scales[, sizes]) through ONNX's own reference
+    interpolation (onnx.backend.test.case.node.resize), in float64."""
+    from onnx.backend.test.case.node import resize as onnx_resize
+    mode = _decode(attrs.get("mode", "nearest"))
+    scales = args[2] if len(args) > 2 and args[2] is not None and np.size(args[2]) else None
+    sizes = args[3] if len(args) > 3 and args[3] is not None else None
+    coeffs = {
+        "nearest": lambda ratio: onnx_resize.nearest_coeffs(
+            ratio, mode=_decode(attrs.get("nearest_mode", "round_prefer_floor"))),
+        "linear": onnx_resize.linear_coeffs,
+        "cubic": lambda ratio: onnx_resize.cubic_coeffs(ratio, A=attrs.get("cubic_coeff_a", -0.75)),
+    }[mode]
+    return onnx_resize.interpolate_nd(
+        x, coeffs, output_size=None if sizes is None else [int(v) for v in sizes],
+        scale_factors=None if scales is None else [float(v) for v in scales],
+        roi=args[1] if len(args) > 1 and args[1] is not None and np.size(args[1]) else None,
+        coordinate_transformation_mode=_decode(attrs.get("coordinate_transformation_mode", "half_pixel")),
+        exclude_outside=attrs.get("exclude_outside", 0),
+        extrapolation_value=attrs.get("extrapolation_value", 0.0))
+
+
 def _run_more(node, args, opset, a):
     """The ops added for gradients_test.py."""
     op = node.op_type
@@ -454,6 +476,8 @@ def _run_more(node, args, opset, a):
     if op == "ReduceL2":
         axes = _axes_of(node, args, a, opset, 18)
         return [np.sqrt(_reduce(np.sum, x * x, axes, a.get("keepdims", 1), a.get("noop_with_empty_axes", 0)))]
+    if op == "Resize":
+        return [_resize(x, args, a)]
     if op == "InstanceNormalization":
         axes = tuple(range(2, x.ndim))
         mean = np.mean(x, axis=axes, keepdims=True)

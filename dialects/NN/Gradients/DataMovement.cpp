@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/NN/Gradients/GradientBuilder.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace nncc::nn;
 using namespace nncc::nn::grad;
@@ -244,6 +246,72 @@ LogicalResult topKRule(TopKOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dx
   return success();
 }
 
+/// The per-axis factors of a Resize: its `scales` attribute, or the constant
+/// its scales operand folds to.
+std::optional<SmallVector<double>> resizeScales(ResizeOp op) {
+  if (auto scales = op.getScales())
+    return SmallVector<double>(scales->begin(), scales->end());
+  DenseFPElementsAttr values;
+  if (!matchPattern(op.getScalesTensor(), m_Constant(&values)))
+    return std::nullopt;
+  SmallVector<double> scales;
+  for (APFloat v : values.getValues<APFloat>())
+    scales.push_back(v.convertToDouble());
+  return scales;
+}
+
+/// Resize is linear in x and separable: along each resized axis a, y = A_a x
+/// with a constant [out, in] interpolation matrix (nearest, linear and cubic
+/// alike, whatever the coordinate transformation), so dx = Π_a A_aᵀ dy, one
+/// MatMul per axis. A_aᵀ is the same Resize applied along that axis to the
+/// identity matrix: the forward op's own semantics, not a second copy of them.
+/// tf_crop_and_resize's extrapolation adds a constant, so it is refused.
+LogicalResult resizeRule(ResizeOp op, GradBuilder &g, ArrayRef<Value> dys, Grads &dxs) {
+  Value x = op.getInput();
+  dxs.push_back(Value());
+  if (op.getScalesTensor())
+    dxs.push_back(Value());
+  if (!isFloatTensor(x))
+    return success();
+  if (op.getCoordinateTransformationMode() == "tf_crop_and_resize")
+    return op.emitOpError("gradient: tf_crop_and_resize is not differentiable here (its extrapolated values are constants)");
+  std::optional<SmallVector<double>> scales = resizeScales(op);
+  if (!scales)
+    return op.emitOpError("gradient: the scales must be constant");
+  auto sx = g.shape(x), sy = g.shape(op.getOutput());
+  int64_t rank = sx.size();
+  Type elem = g.type(x).getElementType();
+  Value grad = dys[0];
+  for (int64_t a = 0; a < rank; ++a) {
+    if (sx[a] == sy[a] && (*scales)[a] == 1.0)
+      continue;
+    int64_t in = sx[a], out = sy[a];
+    // identity [in, in] resized along its second axis: [in, out] = A_aᵀ.
+    auto eyeType = RankedTensorType::get({in, in}, elem);
+    SmallVector<Attribute> ones;
+    for (int64_t i = 0; i < in * in; ++i)
+      ones.push_back(FloatAttr::get(elem, i / in == i % in ? 1.0 : 0.0));
+    Value eye = ConstantOp::create(g.b, g.loc, eyeType, DenseElementsAttr::get(eyeType, ones));
+    Value basis = ResizeOp::create(g.b, g.loc, RankedTensorType::get({in, out}, elem), eye, Value(),
+                                   g.b.getDenseF64ArrayAttr({1.0, (*scales)[a]}), g.b.getDenseF64ArrayAttr({}),
+                                   op.getModeAttr(), op.getCoordinateTransformationModeAttr(), op.getNearestModeAttr(),
+                                   op.getCubicCoeffAAttr(), op.getExcludeOutsideAttr(), op.getExtrapolationValueAttr());
+    // grad with axis a last, times A_a ([out, in]), axis a back in place.
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != a)
+        perm.push_back(d);
+    perm.push_back(a);
+    SmallVector<int64_t> inverse(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      inverse[perm[d]] = d;
+    Value moved = g.matmul(g.transpose(grad, perm), g.transposeLast2(basis));
+    grad = g.transpose(moved, inverse);
+  }
+  dxs[0] = grad;
+  return success();
+}
+
 } // namespace
 
 void grad::registerDataMovement(MLIRContext *context) {
@@ -260,4 +328,5 @@ void grad::registerDataMovement(MLIRContext *context) {
   attach<GatherOp, gatherRule>(context);
   attach<GatherElementsOp, gatherElementsRule>(context);
   attach<TopKOp, topKRule>(context);
+  attach<ResizeOp, resizeRule>(context);
 }
