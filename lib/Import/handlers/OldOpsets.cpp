@@ -311,6 +311,9 @@ void registerOldOpsetHandlers(HandlerRegistry &r) {
   r.add("Gemm", 1, gemmV1);
   alias(r, "MatMul", 1, 9);
   alias(r, "DepthToSpace", 1, 11);
+  // PRelu before 7: a slope of size 1 or one per channel (the handler's
+  // channel rule, as old PyTorch exporters wrote it).
+  alias(r, "PRelu", 1, 7);
   alias(r, "Cast", 6, 13);
   alias(r, "Equal", 7, 11);
   alias(r, "Greater", 7, 9);
