@@ -71,8 +71,7 @@ LogicalResult coercedSoftmax(NodeContext &ctx, SmallVectorImpl<Value> &out) {
 }
 
 /// Squeeze/Unsqueeze before 13 (axes attribute), Split before 13 (split
-/// attribute), Reshape before 5 (shape attribute), TopK before 10 (k
-/// attribute): the attribute becomes input 1.
+/// attribute), TopK before 10 (k attribute): the attribute becomes input 1.
 LogicalResult intsAttrAsInput(NodeContext &ctx, SmallVectorImpl<Value> &out, StringRef name,
                               int version) {
   if (failed(requireInputs(ctx, 1)))
@@ -89,11 +88,6 @@ LogicalResult squeezeV1(NodeContext &ctx, SmallVectorImpl<Value> &out) {
 }
 LogicalResult splitV2(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return intsAttrAsInput(ctx, out, "split", 13);
-}
-LogicalResult reshapeV1(NodeContext &ctx, SmallVectorImpl<Value> &out) {
-  if (!ctx.hasAttr("shape"))
-    return ctx.error("attribute 'shape' is required");
-  return intsAttrAsInput(ctx, out, "shape", 5);
 }
 LogicalResult topKV1(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 1)))
@@ -276,7 +270,6 @@ void registerOldOpsetHandlers(HandlerRegistry &r) {
   r.add("Squeeze", 1, squeezeV1);
   r.add("Unsqueeze", 1, squeezeV1);
   r.add("Split", 2, splitV2);
-  r.add("Reshape", 1, reshapeV1);
   r.add("TopK", 1, topKV1);
   r.add("Slice", 1, sliceV1);
   r.add("Pad", 2, padV2);
