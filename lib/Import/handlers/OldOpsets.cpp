@@ -138,17 +138,15 @@ LogicalResult clipV6(NodeContext &ctx, SmallVectorImpl<Value> &out) {
 }
 
 /// Elementwise binary ops before 7 (Add, Sub, Mul, Div, Pow, And, Or, Xor,
-/// Equal, Greater, Less): without `broadcast` the shapes are equal; with it B
-/// is broadcast to A, aligned at `axis` when given (trailing dims otherwise,
-/// as numpy does).
+/// Equal, Greater, Less): with `broadcast` and `axis`, B's dims align with
+/// A's from `axis` on. Otherwise numpy broadcasting applies, which covers
+/// equal shapes (no `broadcast`) and B aligned with A's trailing dims, and
+/// accepts what the version converter accepts.
 LogicalResult legacyBroadcast(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 2)))
     return failure();
   auto a = ctx.inputType(0), b = ctx.inputType(1);
-  if (!ctx.attrInt("broadcast", 0)) {
-    if (a.getShape() != b.getShape())
-      return ctx.error("without broadcast=1 the inputs must have the same shape");
-  } else if (ctx.hasAttr("axis")) {
+  if (ctx.attrInt("broadcast", 0) && ctx.hasAttr("axis")) {
     int64_t axis = ctx.attrInt("axis", 0), rank = a.getRank();
     if (axis < 0)
       axis += rank;
@@ -162,8 +160,6 @@ LogicalResult legacyBroadcast(NodeContext &ctx, SmallVectorImpl<Value> &out) {
     shape.append(trailing, 1);
     ctx.setInput(1, build<nn::ReshapeOp>(ctx, RankedTensorType::get(shape, b.getElementType()),
                                          ctx.input(1)));
-  } else if (b.getRank() > a.getRank()) {
-    return ctx.error("B has a higher rank than A");
   }
   return delegate(ctx, out, 7);
 }
@@ -200,8 +196,8 @@ LogicalResult dropoutV7(NodeContext &ctx, SmallVectorImpl<Value> &out) {
 }
 
 /// Upsample 7-9 and Resize 10: nearest or linear interpolation with the
-/// asymmetric coordinate transform (x_in = x_out / scale) and nearest picking
-/// floor(x_in); scales an attribute (Upsample 7) or an input.
+/// asymmetric coordinate transform (x_in = x_out / scale); scales an
+/// attribute (Upsample 7) or an input.
 LogicalResult upsample(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (failed(requireInputs(ctx, 1)))
     return failure();
@@ -226,6 +222,11 @@ LogicalResult upsample(NodeContext &ctx, SmallVectorImpl<Value> &out) {
     mode = "linear";
   if (mode != "nearest" && mode != "linear")
     return ctx.error("mode '" + mode + "' is not supported");
+  // Nearest takes floor(x_in) upsampling and ceil(x_in) downsampling (as
+  // onnxruntime and ONNX's opset-10 test data do); scale 1 is exact either way.
+  bool down = llvm::any_of(scales, [](double s) { return s < 1; });
+  if (mode == "nearest" && down && llvm::any_of(scales, [](double s) { return s > 1; }))
+    return ctx.error("nearest with some axes upsampled and others downsampled is not supported");
   SmallVector<double> roi(rank, 0.0);
   roi.append(rank, 1.0);
   auto &b = ctx.builder();
@@ -233,7 +234,7 @@ LogicalResult upsample(NodeContext &ctx, SmallVectorImpl<Value> &out) {
       b, ctx.loc(), *type, ctx.input(0), scalesTensor,
       scalesTensor ? DenseF64ArrayAttr() : b.getDenseF64ArrayAttr(scales),
       b.getDenseF64ArrayAttr(roi), b.getStringAttr(mode), b.getStringAttr("asymmetric"),
-      b.getStringAttr("floor"), b.getF64FloatAttr(-0.75), b.getBoolAttr(false),
+      b.getStringAttr(down ? "ceil" : "floor"), b.getF64FloatAttr(-0.75), b.getBoolAttr(false),
       b.getF64FloatAttr(0.0)));
   return success();
 }
