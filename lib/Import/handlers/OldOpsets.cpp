@@ -94,7 +94,16 @@ LogicalResult topKV1(NodeContext &ctx, SmallVectorImpl<Value> &out) {
     return failure();
   if (!ctx.hasAttr("k"))
     return ctx.error("attribute 'k' is required");
-  ctx.setInput(1, ctx.constantI64({ctx.attrInt("k", 0)}, {1}));
+  // libonnx's inference checks k against the axis only when k is an input.
+  auto input = ctx.inputType(0);
+  auto axis = axisAttr(ctx, "axis", -1, input.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t k = ctx.attrInt("k", 0), size = input.getShape()[*axis];
+  if (k < 0 || (!ShapedType::isDynamic(size) && k > size))
+    return ctx.error("k = " + llvm::Twine(k) + " is not within the " + llvm::Twine(size) +
+                     " elements along axis " + llvm::Twine(*axis));
+  ctx.setInput(1, ctx.constantI64({k}, {1}));
   return delegate(ctx, out, 10);
 }
 
