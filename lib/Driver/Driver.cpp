@@ -347,39 +347,6 @@ std::string CompileStats::toJson() const {
   return s;
 }
 
-/// Code generation needs every graph input's dims: a model whose inputs
-/// still have dynamic dims after --shape is refused up front, listing each
-/// such input and the --shape flags to add (its declared dims, each dynamic
-/// one 1), instead of failing later at the first op that reads one.
-static llvm::Error checkStaticInputs(mlir::ModuleOp module) {
-  std::string listed, flags;
-  for (auto func : module.getOps<mlir::func::FuncOp>()) {
-    if (func.isPrivate())
-      continue;
-    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-      auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type);
-      if (tensor && tensor.hasStaticShape())
-        continue;
-      auto name = func.getArgAttrOfType<mlir::StringAttr>(i, "nn.name");
-      std::string n = name ? name.str() : "input" + std::to_string(i);
-      std::string declared, flag;
-      if (tensor)
-        for (auto [k, d] : llvm::enumerate(tensor.getShape())) {
-          declared += (k ? "," : "") + (mlir::ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
-          flag += (k ? "x" : "") + std::to_string(mlir::ShapedType::isDynamic(d) ? 1 : d);
-        }
-      listed += "\n  input '" + n + "' " + (tensor ? "[" + declared + "]" : std::string("of unknown rank"));
-      if (tensor)
-        flags += " --shape " + n + ":" + flag;
-    }
-  }
-  if (listed.empty())
-    return llvm::Error::success();
-  return fail("the model's inputs have dynamic dimensions, and code generation needs them fixed:" + listed +
-              (flags.empty() ? std::string()
-                             : "\nadd (with the sizes you will run with in place of each dynamic 1):" + flags));
-}
-
 /// BF16, FP16 and mixed precision run nncc-autocast.
 static bool autocasts(Precision precision) {
   return precision == Precision::BF16 || precision == Precision::FP16 || precision == Precision::Mixed;
@@ -465,16 +432,17 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
   auto cpu = resolveCpuTarget(options.cpu);
   if (!cpu)
     return cpu.takeError();
+  // Code generation needs static input shapes; the importer refuses dynamic
+  // ones first, before shape inference and the version converter trip on them.
+  ImportOptions importOptions = options.import;
+  importOptions.requireStaticInputs = options.emit != EmitKind::NN;
   auto imported = timed("import", [&](mlir::TimingScope &) {
-    return importOnnxFile(context, path, options.import);
+    return importOnnxFile(context, path, importOptions);
   });
   if (!imported)
     return imported.takeError();
   result.module = std::move(*imported);
   mlir::ModuleOp module = *result.module;
-  if (options.emit != EmitKind::NN)
-    if (auto err = checkStaticInputs(module))
-      return std::move(err);
   module.walk([&](mlir::Operation *op) {
     if (op->getDialect() && mlir::isa<nn::NNDialect>(op->getDialect()) && !mlir::isa<nn::ConstantOp>(op))
       ++result.stats.opsImported;

@@ -1,6 +1,8 @@
 #include "lib/Import/InputBinding.h"
 #include "lib/Support/Error.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 namespace nncc::import {
@@ -42,5 +44,44 @@ llvm::Error bindInputs(onnx::ModelProto &model, llvm::StringRef displayName,
   }
   return llvm::Error::success();
 }
+
+llvm::Error checkStaticInputs(const onnx::GraphProto &graph) {
+  llvm::StringSet<> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
+  std::string listed, flags;
+  for (const auto &input : graph.input()) {
+    // Non-tensor inputs (sequences) are the importer's to report.
+    if (initializers.contains(input.name()) || !input.type().has_tensor_type())
+      continue;
+    const auto &type = input.type();
+    bool ranked = type.tensor_type().has_shape();
+    std::string declared, flag;
+    bool dynamic = !ranked;
+    if (ranked)
+      for (const auto &[k, dim] : llvm::enumerate(type.tensor_type().shape().dim())) {
+        bool known = dim.has_dim_value() && dim.dim_value() >= 0;
+        dynamic |= !known;
+        declared += (k ? "," : "") + (known ? std::to_string(dim.dim_value()) : "?");
+        flag += (k ? "x" : "") + (known ? std::to_string(dim.dim_value()) : "1");
+      }
+    if (!dynamic)
+      continue;
+    listed += "\n  input '" + input.name() + "' " +
+              (ranked ? "[" + declared + "]" : std::string("of unknown rank"));
+    if (ranked)
+      flags += " --shape " + input.name() + ":" + flag;
+  }
+  if (listed.empty())
+    return llvm::Error::success();
+  return fail("the model's inputs have dynamic dimensions, and code generation needs them "
+              "fixed:" +
+              listed +
+              (flags.empty() ? std::string()
+                             : "\nadd (with the sizes you will run with in place of each "
+                               "dynamic 1):" +
+                                   flags));
+}
+
 
 } // namespace nncc::import

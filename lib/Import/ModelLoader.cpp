@@ -90,6 +90,25 @@ void checkModel(const onnx::ModelProto &model, llvm::StringRef baseDir) {
   onnx::checker::check_graph(model.graph(), ctx, scope);
 }
 
+/// Whether every node of `graph` (and of its subgraphs) is a default-domain
+/// op with a handler at `opset`, so the model needs no upgrade.
+bool handledAtOpset(const onnx::GraphProto &graph, int opset) {
+  const auto &registry = HandlerRegistry::instance();
+  for (const auto &node : graph.node()) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!defaultDomain || !registry.lookup(node.op_type(), opset))
+      return false;
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g() && !handledAtOpset(attr.g(), opset))
+        return false;
+      for (const auto &g : attr.graphs())
+        if (!handledAtOpset(g, opset))
+          return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef displayName,
@@ -121,10 +140,12 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
                                            loaded.opset, kMaxOpset));
 
   // Unsupported ops are listed all at once, before the checker stops at the
-  // first op it does not know. A model that will be upgraded is checked again
-  // after the upgrade, which may replace ops (Upsample becomes Resize).
-  bool willUpgrade = loaded.opset < kMinHandlerOpset;
-  if (auto err = checkOpsSupported(model.graph(), std::max(loaded.opset, kMinHandlerOpset),
+  // first op it does not know. An old model imports at its own opset when
+  // every node has a handler there; otherwise it is upgraded, and checked
+  // again after the upgrade, which may replace ops (Upsample becomes Resize).
+  bool willUpgrade = loaded.opset < kMinHandlerOpset &&
+                     !handledAtOpset(model.graph(), loaded.opset);
+  if (auto err = checkOpsSupported(model.graph(), willUpgrade ? kMinHandlerOpset : loaded.opset,
                                    loaded.opset, displayName, /*skipKnownToOnnx=*/willUpgrade))
     return std::move(err);
 
@@ -143,6 +164,9 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
     return std::move(err);
   if (auto err = applyInputShapes(model, displayName, options))
     return std::move(err);
+  if (options.requireStaticInputs)
+    if (auto err = checkStaticInputs(model.graph()))
+      return std::move(err);
   if (auto err = checkInputSizes(model.graph(), displayName))
     return std::move(err);
 
@@ -153,7 +177,7 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
   auto inferShapes = [&]() -> llvm::Error {
     try {
       // Old exporters wrote types their opset did not allow yet (int64
-      // Constants at opset 6), so types are checked only once upgraded.
+      // Constants at opset 6), so types are checked only from opset 13.
       bool checkTypes = known && loaded.opset >= kMinHandlerOpset;
       onnx::ShapeInferenceOptions inferOptions(/*check_type=*/checkTypes,
                                                /*strict_mode=*/known ? 1 : 0,
@@ -168,7 +192,7 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
   if (auto err = inferShapes())
     return std::move(err);
 
-  if (loaded.opset < kMinHandlerOpset) {
+  if (willUpgrade) {
     if (auto err = validateForUpgrade(model, loaded.opset, displayName))
       return std::move(err);
     try {

@@ -7,16 +7,17 @@
 
 namespace nncc::import {
 
-/// The oldest default-domain opset the handlers are written for: older models
-/// are upgraded to it with ONNX's version converter first.
+/// The opset older models are upgraded to with ONNX's version converter when
+/// one of their nodes has no handler at the model's own opset.
 constexpr int kMinHandlerOpset = 13;
 /// The newest opset ONNX 1.12's checker, converter and shape inference know.
 constexpr int kMaxOnnxLibOpset = 17;
 /// The newest opset the handlers accept.
 constexpr int kMaxOpset = 21;
 
-/// A model ready for graph import: parsed, checked, upgraded to at least
-/// kMinHandlerOpset, with `--shape` applied and ONNX shape inference run.
+/// A model ready for graph import: parsed, checked, upgraded to
+/// kMinHandlerOpset when its ops need it, with `--shape` applied and ONNX
+/// shape inference run.
 struct LoadedModel {
   onnx::ModelProto proto;
   int opset = 0;

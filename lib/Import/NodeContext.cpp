@@ -36,6 +36,12 @@ SmallVector<Value> NodeContext::presentInputs(size_t count) const {
   return present;
 }
 
+void NodeContext::setInput(size_t i, Value value) {
+  if (i >= inputs_.size())
+    inputs_.resize(i + 1);
+  inputs_[i] = value;
+}
+
 std::optional<DenseElementsAttr> NodeContext::constInput(size_t i) const {
   DenseElementsAttr attr;
   if (Value v = input(i); v && matchPattern(v, m_Constant(&attr)))
@@ -209,6 +215,25 @@ NodeHandler HandlerRegistry::lookup(llvm::StringRef opType, int opset) const {
   return best;
 }
 
+std::vector<std::pair<std::string, SmallVector<std::pair<int, bool>>>>
+HandlerRegistry::versions() const {
+  std::vector<std::pair<std::string, SmallVector<std::pair<int, bool>>>> result;
+  for (const auto &entry : handlers_) {
+    SmallVector<std::pair<int, bool>> since;
+    // A version aliasing the handler before it (same semantics) is no new entry.
+    NodeHandler previous = nullptr;
+    for (const auto &[version, handler] : entry.getValue()) {
+      if (handler && handler == previous)
+        continue;
+      since.emplace_back(version, handler != nullptr);
+      previous = handler;
+    }
+    result.emplace_back(entry.getKey().str(), since);
+  }
+  llvm::sort(result, [](const auto &a, const auto &b) { return a.first < b.first; });
+  return result;
+}
+
 const HandlerRegistry &HandlerRegistry::instance() {
   static const HandlerRegistry registry = [] {
     HandlerRegistry r;
@@ -220,6 +245,7 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerLossHandlers(r);
     registerStructuredHandlers(r);
     registerScatterHandlers(r);
+    registerOldOpsetHandlers(r);
     return r;
   }();
   return registry;

@@ -11,7 +11,9 @@
 #include "llvm/Support/Error.h"
 
 #include <optional>
+#include <utility>
 #include <string>
+#include <vector>
 
 namespace nncc::import {
 
@@ -38,6 +40,10 @@ public:
   /// The present inputs among the first `count` (omitted optional ones left
   /// out), for ops whose trailing operands are optional.
   llvm::SmallVector<mlir::Value> presentInputs(size_t count) const;
+  /// Replaces (or appends) input `i`: handlers of older opsets pass what an
+  /// attribute held as the input later versions take, then run the newer
+  /// handler on the same node.
+  void setInput(size_t i, mlir::Value value);
   /// The values of a constant input (initializer, Constant node or folded).
   std::optional<mlir::DenseElementsAttr> constInput(size_t i) const;
   std::optional<llvm::SmallVector<int64_t>> constInts(size_t i) const;
@@ -91,11 +97,15 @@ using NodeHandler = mlir::LogicalResult (*)(NodeContext &ctx,
                                             llvm::SmallVectorImpl<mlir::Value> &outputs);
 
 /// Handlers by (op type, since-version): a node of opset N gets the handler
-/// with the highest since-version <= N.
+/// with the highest since-version <= N. A null handler ends the op's range
+/// (an op removed from ONNX, as Upsample at 10).
 class HandlerRegistry {
 public:
   void add(llvm::StringRef opType, int sinceVersion, NodeHandler handler);
   NodeHandler lookup(llvm::StringRef opType, int opset) const;
+  /// Each op (sorted by name) with its since-versions in ascending order,
+  /// each with whether it has a handler (false: the op's range ends there).
+  std::vector<std::pair<std::string, llvm::SmallVector<std::pair<int, bool>>>> versions() const;
   /// The registry with every handler of lib/Import/handlers.
   static const HandlerRegistry &instance();
 
@@ -121,6 +131,9 @@ void registerDataMovementHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerStructuredHandlers(HandlerRegistry &registry);
 void registerScatterHandlers(HandlerRegistry &registry);
+/// Registers last: the old opsets' handlers delegate to (or alias) the ones
+/// registered before them.
+void registerOldOpsetHandlers(HandlerRegistry &registry);
 
 } // namespace nncc::import
 

@@ -3,6 +3,7 @@
 
 #include "lib/Import/GraphImporter.h"
 #include "lib/Import/ModelLoader.h"
+#include "lib/Import/NodeContext.h"
 #include "lib/Import/SizeLimits.h"
 
 #include "dialects/NN/NNDialect.h"
@@ -12,6 +13,28 @@
 #include "llvm/Support/Path.h"
 
 namespace nncc {
+
+void printSupportedOps(llvm::raw_ostream &os) {
+  os << "| Op | Opsets | Handlers since |\n|---|---|---|\n";
+  for (const auto &[op, versions] : import::HandlerRegistry::instance().versions()) {
+    // Ranges of consecutive versions with a handler; a null one ends a range.
+    std::string ranges, since;
+    for (size_t i = 0; i < versions.size(); ++i) {
+      if (!versions[i].second)
+        continue;
+      since += (since.empty() ? "" : ", ") + std::to_string(versions[i].first);
+      if (i > 0 && versions[i - 1].second)
+        continue;
+      size_t end = i;
+      while (end + 1 < versions.size() && versions[end + 1].second)
+        ++end;
+      int last = end + 1 < versions.size() ? versions[end + 1].first - 1 : import::kMaxOpset;
+      ranges += (ranges.empty() ? "" : ", ") + std::to_string(versions[i].first) + "-" +
+                std::to_string(last);
+    }
+    os << "| " << op << " | " << ranges << " | " << since << " |\n";
+  }
+}
 
 void loadImportDialects(mlir::MLIRContext &context) {
   context.loadDialect<nn::NNDialect, mlir::func::FuncDialect>();

@@ -4,6 +4,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <map>
@@ -19,6 +20,10 @@ struct ImportOptions {
   /// Graph inputs replaced by constants read from TensorProto files
   /// (`--bind-input NAME=FILE.pb`).
   std::map<std::string, std::string> boundInputs;
+  /// Refuse, before shape inference, graph inputs whose dims are still
+  /// dynamic after `inputShapes` (code generation needs them fixed), listing
+  /// the `--shape` flags to add.
+  bool requireStaticInputs = false;
   /// Name of the function the graph becomes.
   std::string entryName = "forward";
 };
@@ -34,6 +39,11 @@ importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path, const ImportOpt
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importOnnxBytes(mlir::MLIRContext &context, llvm::StringRef bytes, llvm::StringRef displayName,
                 llvm::StringRef baseDir, const ImportOptions &options);
+
+/// Prints every supported default-domain op with the opsets it imports at, as
+/// the rows of a Markdown table (`nncc --list-ops`; docs/compiler.md's op
+/// table is this output).
+void printSupportedOps(llvm::raw_ostream &os);
 
 /// Loads every dialect the importer produces into `context`.
 void loadImportDialects(mlir::MLIRContext &context);

@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <vector>
 
@@ -132,6 +133,13 @@ static cl::opt<std::string> gradients(
              "initializers whose name matches REGEX, given a cotangent of each output "
              "(docs/training.md)"),
     cl::value_desc("REGEX"), cl::ValueOptional, cl::cat(nnccOptions));
+/// Prints the op table and exits before the required model path is checked.
+static cl::opt<bool> listOps("list-ops", cl::desc("Print every supported ONNX op with its opsets and exit"),
+                             cl::Hidden, cl::ValueDisallowed, cl::callback([](const bool &) {
+                               nncc::printSupportedOps(llvm::outs());
+                               llvm::outs().flush();
+                               std::exit(0);
+                             }));
 static cl::opt<bool> elideWeights("elide-weights",
                                   cl::desc("Print large constants as '...' in text output"), cl::cat(nnccOptions));
 

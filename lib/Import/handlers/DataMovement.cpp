@@ -479,6 +479,11 @@ LogicalResult resize(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   int64_t rank = input.getRank();
   std::string mode = ctx.attrString("mode", "nearest");
   std::string coord = ctx.attrString("coordinate_transformation_mode", "half_pixel");
+  // Opset 19's half_pixel_symmetric would otherwise be taken for half_pixel.
+  if (!llvm::is_contained({"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                           "tf_half_pixel_for_nn", "tf_crop_and_resize"},
+                          coord))
+    return ctx.error("coordinate_transformation_mode '" + coord + "' is not supported");
 
   SmallVector<double> roi;
   if (ctx.input(1) && cast<RankedTensorType>(ctx.input(1).getType()).getNumElements() != 0) {
