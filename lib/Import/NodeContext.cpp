@@ -220,6 +220,8 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerLossHandlers(r);
     registerStructuredHandlers(r);
     registerScatterHandlers(r);
+    registerQuantizationHandlers(r);
+    registerSamplingHandlers(r);
     return r;
   }();
   return registry;

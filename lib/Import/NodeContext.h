@@ -121,6 +121,8 @@ void registerDataMovementHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerStructuredHandlers(HandlerRegistry &registry);
 void registerScatterHandlers(HandlerRegistry &registry);
+void registerQuantizationHandlers(HandlerRegistry &registry);
+void registerSamplingHandlers(HandlerRegistry &registry);
 
 } // namespace nncc::import
 
