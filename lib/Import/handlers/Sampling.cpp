@@ -71,9 +71,9 @@ struct Ops {
     Value n = floor(div(d, num(t, range)));
     Value r = sub(d, times(n, range));
     Value half = times(n, 0.5);
-    Value odd = notOf(cmp<nn::EqualOp>(floor(half), half));
-    // Below an even number of ranges (or above an odd one) lands at lo + r.
-    Value fromLo = cmp<nn::EqualOp>(below, notOf(odd));
+    Value even = cmp<nn::EqualOp>(floor(half), half);
+    // Below by an even number of ranges (or above by an odd one) lands at lo + r.
+    Value fromLo = cmp<nn::EqualOp>(below, even);
     Value reflected = where(fromLo, plus(r, lo), sub(num(t, hi), r));
     Value inside = notOf(orOf(below, above));
     return where(inside, x, reflected);
@@ -147,8 +147,9 @@ LogicalResult gridSample(NodeContext &ctx, SmallVectorImpl<Value> &out) {
 
   SmallVector<Tap> taps;
   if (mode == "nearest") {
-    // Truncation, as the reference's astype(int32) of the padded coordinate.
-    taps.push_back({o.cast(o.i64(x), ft), o.cast(o.i64(y), ft), Value()});
+    // Rounded, then clamped or reflected over (half-)integral borders: the
+    // coordinates are integral already.
+    taps.push_back({x, y, Value()});
   } else {
     Value x0 = o.floor(x), y0 = o.floor(y);
     Value tx = o.sub(x, x0), ty = o.sub(y, y0);
