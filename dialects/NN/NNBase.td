@@ -31,6 +31,8 @@ def NN_FloatTensor : RankedTensorOf<[AnyFloat]>;
 def NN_BoolTensor : RankedTensorOf<[I1]>;
 def NN_IntTensor : RankedTensorOf<[I32, I64]>;
 def NN_I64Tensor : RankedTensorOf<[I64]>;
+/// Convolutions: float, or i32 for the integer convolutions of quantized models.
+def NN_ConvTensor : RankedTensorOf<[AnyFloat, I32]>;
 
 /// Base of every nn op: pure, with a fusion kind. `extraDecls` is added to the
 /// generated class so subclasses need not repeat the fusion-kind method.

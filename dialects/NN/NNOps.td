@@ -146,13 +146,15 @@ def NN_ConvOp : NN_Op<"conv", "Contraction"> {
   let summary = "N-d grouped convolution, NCHW layout, explicit pads (ONNX Conv)";
   let description = [{
     `pads` holds the begin pads of every spatial axis followed by the end pads,
-    as ONNX does; auto_pad is resolved at import.
+    as ONNX does; auto_pad is resolved at import. On i32 tensors it is the
+    exact integer convolution of ConvInteger and QLinearConv (zero points
+    already subtracted).
   }];
-  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
-                       Optional<NN_FloatTensor>:$bias,
+  let arguments = (ins NN_ConvTensor:$input, NN_ConvTensor:$weight,
+                       Optional<NN_ConvTensor>:$bias,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                        DenseI64ArrayAttr:$dilations, I64Attr:$group);
-  let results = (outs NN_FloatTensor:$output);
+  let results = (outs NN_ConvTensor:$output);
   let hasVerifier = 1;
 }
 

@@ -245,6 +245,8 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerLossHandlers(r);
     registerStructuredHandlers(r);
     registerScatterHandlers(r);
+    registerQuantizationHandlers(r);
+    registerSamplingHandlers(r);
     registerOldOpsetHandlers(r);
     return r;
   }();

@@ -131,6 +131,8 @@ void registerDataMovementHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerStructuredHandlers(HandlerRegistry &registry);
 void registerScatterHandlers(HandlerRegistry &registry);
+void registerQuantizationHandlers(HandlerRegistry &registry);
+void registerSamplingHandlers(HandlerRegistry &registry);
 /// Registers last: the old opsets' handlers delegate to (or alias) the ones
 /// registered before them.
 void registerOldOpsetHandlers(HandlerRegistry &registry);

@@ -33,13 +33,8 @@ LogicalResult gemm(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   return success();
 }
 
-/// Window attributes shared by Conv, ConvTranspose and the pools, with
-/// auto_pad resolved into explicit pads.
-struct Window {
-  SmallVector<int64_t> kernel, strides, pads, dilations;
-};
+} // namespace
 
-/// Resolves `auto_pad` for an output of ceil(in / stride) (SAME_*) or explicit pads.
 FailureOr<Window> readWindow(NodeContext &ctx, RankedTensorType input,
                              ArrayRef<int64_t> kernel) {
   int64_t spatial = input.getRank() - 2;
@@ -84,6 +79,8 @@ FailureOr<Window> readWindow(NodeContext &ctx, RankedTensorType input,
   }
   return w;
 }
+
+namespace {
 
 SmallVector<int64_t> weightKernel(NodeContext &ctx, RankedTensorType weight) {
   SmallVector<int64_t> fromWeight(weight.getShape().drop_front(2));

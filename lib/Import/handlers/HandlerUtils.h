@@ -47,6 +47,17 @@ mlir::LogicalResult requireInputs(NodeContext &ctx, size_t count);
 mlir::FailureOr<int64_t> axisAttr(NodeContext &ctx, llvm::StringRef name, int64_t dflt,
                                   int64_t rank);
 
+/// Window attributes shared by Conv, ConvTranspose, the integer
+/// convolutions and the pools, with auto_pad resolved into explicit pads.
+struct Window {
+  llvm::SmallVector<int64_t> kernel, strides, pads, dilations;
+};
+
+/// Reads a convolution's window attributes for `kernel`, resolving `auto_pad`
+/// for an output of ceil(in / stride) (SAME_*) or taking explicit pads.
+mlir::FailureOr<Window> readWindow(NodeContext &ctx, mlir::RankedTensorType input,
+                                   llvm::ArrayRef<int64_t> kernel);
+
 /// Reads the window attributes of a pool (kernel given) with auto_pad
 /// resolved; returns the explicit pads and fills strides and dilations.
 mlir::FailureOr<llvm::SmallVector<int64_t>> poolPads(NodeContext &ctx,
