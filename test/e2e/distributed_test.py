@@ -4,16 +4,19 @@
     /usr/bin/python3 test/e2e/distributed_test.py --nncc build/bin/nncc --nncc-run build/bin/nncc-run
         [--work-dir DIR] [--mpirun mpirun]
 
-The example MLP compiled at a global batch of 16 with `--train` (SGD with
-momentum: the update scales with the gradient, so a sum where a mean belongs
-shows) is trained for 20 steps by one process on the global batch, and by
-`mpirun -np N nncc-run --train` for a module compiled with
-`--parallel=dp:N` (N = 2, 4; each rank takes its 16/N samples of every
-global batch): the losses must agree within relative 1e-5. Also: only rank 0
+The example MLP (and CNN, BatchNorm statistics frozen) compiled at a global
+batch of 16 with `--train` (SGD with momentum: the update scales with the
+gradient, so a sum where a mean belongs shows) is trained for 20 steps by one
+process on the global batch, and by `mpirun -np N nncc-run --train` for a
+module compiled with `--parallel=dp:N` (MLP: N = 2, 4; CNN: N = 2; each rank
+takes its 16/N samples of every global batch): the losses must agree within
+relative 1e-5. Also: only rank 0
 prints and writes the loss file and checkpoint; the checkpoint rank 0 wrote
 loads into the one-process module and gives its next loss; a dp:2 module
-outside mpirun is refused naming the world sizes; and when one rank is
-killed mid-run the job exits non-zero within 60 s, naming the lost rank.
+outside mpirun is refused naming the world sizes; a rank whose run fails
+(a label out of range in its shard only) names itself and aborts the job;
+and when one rank is killed mid-run the job exits non-zero within 60 s,
+naming the lost rank.
 Exits 77 (reported by ctest as skipped) when mpirun is missing.
 Uses Debian's python3-onnx (run with /usr/bin/python3).
 """
@@ -53,33 +56,34 @@ def losses(path):
 
 
 class Setup:
-    def __init__(self, args, work):
-        self.args, self.work = args, work
-        run([sys.executable, MAKE_MODELS, work, "--batch", str(BATCH)], "make_models.py")
-        self.model = os.path.join(work, "mlp.onnx")
-        self.data = os.path.join(work, "data")
+    """One model at the global batch, its data, and the one-process reference losses."""
+
+    def __init__(self, args, work, name, shape, flags):
+        self.args, self.work, self.name, self.flags = args, work, name, TRAIN + flags
+        self.model = os.path.join(work, f"{name}.onnx")
+        self.data = os.path.join(work, f"{name}-data")
         os.makedirs(self.data, exist_ok=True)
         rng = np.random.default_rng(5)
-        np.save(os.path.join(self.data, "x.npy"), rng.standard_normal((320, 64)).astype(np.float32))
+        np.save(os.path.join(self.data, "x.npy"), rng.standard_normal((320,) + shape).astype(np.float32))
         np.save(os.path.join(self.data, "labels.npy"), rng.integers(0, 10, size=320).astype(np.int64))
-        self.single = os.path.join(work, "single.so")
-        run([args.nncc, self.model, *TRAIN, "-o", self.single], "nncc --train")
-        self.single_losses = os.path.join(work, "single.txt")
+        self.single = os.path.join(work, f"{name}-single.so")
+        run([args.nncc, self.model, *self.flags, "-o", self.single], "nncc --train")
+        self.single_losses = os.path.join(work, f"{name}-single.txt")
         run([args.nncc_run, self.single, "--train", "--data", self.data, "--steps", str(STEPS + 1), "--lr", LR,
              "--threads", "1", "--loss-file", self.single_losses], "nncc-run --train (one process)")
 
     def module(self, n):
-        so = os.path.join(self.work, f"dp{n}.so")
+        so = os.path.join(self.work, f"{self.name}-dp{n}.so")
         if not os.path.exists(so):
-            run([self.args.nncc, self.model, *TRAIN, f"--parallel=dp:{n}", "--bucket-bytes", "16384", "-o", so],
+            run([self.args.nncc, self.model, *self.flags, f"--parallel=dp:{n}", "--bucket-bytes", "16384", "-o", so],
                 f"nncc --parallel=dp:{n}")
         return so
 
 
 def check_dp(setup, n):
     args, work = setup.args, setup.work
-    out = os.path.join(work, f"dp{n}.txt")
-    ckpt = os.path.join(work, f"dp{n}.ckpt")
+    out = os.path.join(work, f"{setup.name}-dp{n}.txt")
+    ckpt = os.path.join(work, f"{setup.name}-dp{n}.ckpt")
     for f in (out, ckpt):
         if os.path.exists(f):
             os.remove(f)
@@ -92,12 +96,12 @@ def check_dp(setup, n):
     ok = len(got) == STEPS and rel <= 1e-5 and headers == 1 and f"{n} data-parallel ranks of {BATCH // n}" in text
     # The checkpoint rank 0 wrote, loaded by the one-process module: its next
     # loss is the one-process run's step 21.
-    nxt = os.path.join(work, f"dp{n}-next.txt")
+    nxt = os.path.join(work, f"{setup.name}-dp{n}-next.txt")
     run([args.nncc_run, setup.single, "--train", "--data", setup.data, "--steps", "1", "--lr", LR, "--threads", "1",
          "--load-checkpoint", ckpt, "--loss-file", nxt], "nncc-run --load-checkpoint (one process)")
     next_rel = abs(losses(nxt)[0] - losses(setup.single_losses)[STEPS]) / abs(losses(setup.single_losses)[STEPS])
     ok = ok and next_rel <= 1e-5
-    return ok, (f"dp={n}: {'ok' if ok else 'FAIL'}: {len(got)} losses, worst relative difference {rel:.2g} "
+    return ok, (f"{setup.name} dp={n}: {'ok' if ok else 'FAIL'}: {len(got)} losses, worst relative difference {rel:.2g} "
                 f"(loss {want[0]:.6f} -> {want[-1]:.6f}); 'training:' printed {headers}x; checkpoint at dp=1: "
                 f"next loss relative difference {next_rel:.2g}")
 
@@ -170,6 +174,26 @@ def check_killed_rank(setup):
                 f"names it: {named} ({str(line).strip()})")
 
 
+def check_failed_rank(setup):
+    """A label out of range in rank 1's shard of the first batch alone: rank 1's run fails, it names
+    itself and aborts the job, so rank 0 does not wait for it in the all-reduce."""
+    data = os.path.join(setup.work, "bad-labels")
+    os.makedirs(data, exist_ok=True)
+    shutil.copy(os.path.join(setup.data, "x.npy"), os.path.join(data, "x.npy"))
+    labels = np.load(os.path.join(setup.data, "labels.npy"))
+    labels[BATCH // 2] = 99
+    np.save(os.path.join(data, "labels.npy"), labels)
+    start = time.time()
+    p = subprocess.run(mpirun(setup.args, 2) + [setup.args.nncc_run, setup.module(2), "--train", "--data", data,
+                                                "--steps", "5", "--threads", "1"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    took = time.time() - start
+    want = "nncc-run: error: rank 1 of 2: "
+    line = next((l for l in p.stdout.splitlines() if want in l), "")
+    ok = p.returncode != 0 and "a label is outside the classes [0, 10)" in line and took < 60
+    return ok, f"failed rank: {'ok' if ok else 'FAIL'}: exit {p.returncode} after {took:.1f} s: {line.strip()}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nncc", required=True)
@@ -181,12 +205,16 @@ def main():
         print(f"SKIP: {args.mpirun} not found (scripts/install-deps.sh installs openmpi-bin)")
         return 77
     work, tmp = work_folder(args.work_dir, "nncc-distributed-")
-    setup = Setup(args, work)
+    run([sys.executable, MAKE_MODELS, work, "--batch", str(BATCH)], "make_models.py")
+    mlp = Setup(args, work, "mlp", (64,), [])
+    cnn = Setup(args, work, "cnn", (3, 32, 32), ["--freeze=.*_(mean|var)"])
     checks = [
-        ("dp=2", lambda: check_dp(setup, 2)),
-        ("dp=4", lambda: check_dp(setup, 4)),
-        ("world", lambda: check_world_refused(setup)),
-        ("killed rank", lambda: check_killed_rank(setup)),
+        ("mlp dp=2", lambda: check_dp(mlp, 2)),
+        ("mlp dp=4", lambda: check_dp(mlp, 4)),
+        ("cnn dp=2", lambda: check_dp(cnn, 2)),
+        ("world", lambda: check_world_refused(mlp)),
+        ("failed rank", lambda: check_failed_rank(mlp)),
+        ("killed rank", lambda: check_killed_rank(mlp)),
     ]
     return run_checks(checks, tmp)
 
