@@ -3,6 +3,7 @@
 #include "passes/Optimizer.h"
 #include "passes/Passes.h"
 
+#include "dialects/Dist/DistOps.h"
 #include "dialects/NN/NNOps.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -133,7 +134,20 @@ struct AddTrainStepPass : nncc::impl::AddTrainStepPassBase<AddTrainStepPass> {
                                                 DenseElementsAttr::get(cast<RankedTensorType>(t), sb.getF32FloatAttr(1.0))));
     SmallVector<Value> grads = inline_(*grad, gradArgs);
     // The gradients of the weights are the last results (after the float data inputs').
-    ValueRange weightGrads = ValueRange(grads).take_back(weights.size());
+    // Each, and the loss, goes through an all-reduce (mean) over a group of
+    // one: the identity, which canonicalization drops, and the point where
+    // nncc-data-parallel averages them over the ranks.
+    auto synchronized = [&](Value v) {
+      return dist::AllReduceOp::create(sb, loc, TypeRange{v.getType()}, ValueRange{v}, sb.getStringAttr("mean"),
+                                     sb.getI64IntegerAttr(1))
+          .getResult(0);
+    };
+    SmallVector<Value> weightGrads;
+    for (Value g : ValueRange(grads).take_back(weights.size()))
+      weightGrads.push_back(synchronized(g));
+    for (Value &l : lossResults) // the loss; not the labels' range check (an i32 flag)
+      if (isa<FloatType>(cast<RankedTensorType>(l.getType()).getElementType()))
+        l = synchronized(l);
     buildOptimizerStep(sb, loc, weights, *state, weightGrads, body->getArgument(numData), o);
     func::ReturnOp::create(sb, loc, lossResults);
     grad->erase();

@@ -1,6 +1,7 @@
 #ifndef NNCC_PASSES_PASSES_H
 #define NNCC_PASSES_PASSES_H
 
+#include "dialects/Dist/DistOps.h"
 #include "dialects/NN/NNDialect.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"

@@ -202,7 +202,31 @@ def AddTrainStepPass : Pass<"nncc-add-train-step", "mlir::ModuleOp"> {
            "max global L2 norm of the gradients; 0: no clipping">,
   ];
   let dependentDialects = ["nncc::nn::NNDialect", "mlir::ml_program::MLProgramDialect",
-                           "mlir::func::FuncDialect"];
+                           "mlir::func::FuncDialect", "nncc::dist::DistDialect"];
+}
+
+def DataParallelPass : Pass<"nncc-data-parallel", "mlir::ModuleOp"> {
+  let summary = "train_step averages its gradients and loss over the ranks, in buckets";
+  let description = [{
+    Data parallelism over `world-size` ranks, each running `train_step` on
+    its shard of the global batch (the driver imports the model at the
+    shard's batch: `nncc --train --parallel=dp:N`). Every dist.all_reduce of a
+    group of one in `train_step` (the points nncc-add-train-step
+    synchronizes: each weight gradient and the loss) joins a bucket of the
+    group of `world-size` ranks that reduces its mean: the buckets take the
+    values in the order they are computed, each holds at most
+    `bucket-bytes` (a larger value alone), and each bucket's all-reduce is
+    placed right after its last value, so a bucket can be communicated while
+    the backward computes the next one. With mean losses and equal shards,
+    the mean gradient of the shards is the gradient of the global batch, so
+    N ranks take exactly the update one process takes on the whole batch.
+  }];
+  let options = [
+    Option<"worldSize", "world-size", "int64_t", /*default=*/"1", "ranks of the data-parallel group">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "most bytes of one all-reduce bucket (PyTorch DDP's default, 25 MiB)">,
+  ];
+  let dependentDialects = ["nncc::dist::DistDialect"];
 }
 
 #endif // NNCC_PASSES

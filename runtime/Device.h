@@ -11,6 +11,7 @@
 
 #include "Module.h"
 #include "Status.h"
+#include "dist/Communicator.h"
 
 #include <memory>
 #include <string>
@@ -33,7 +34,14 @@ struct SessionConfig {
   int threads = 1; // resolved: >= 1
   /// CUDA: the caller's CUstream each run waits for (nncc_session_options.cuda_stream).
   void *cudaStream = nullptr;
+  /// What collective steps run over (never null: a SelfCommunicator for a
+  /// world of one).
+  std::shared_ptr<Communicator> communicator;
 };
+
+/// Checks that every collective step of `module` was compiled for the
+/// world of `comm` (its NNCC_COLLECTIVE_GROUP_SIZE), naming both sizes.
+Status checkCollectiveWorld(const Module &module, const Communicator &comm);
 
 /// One session's state on one device.
 class DeviceSession {

@@ -103,6 +103,32 @@ bool gemmDtype(int32_t t) {
   return t == NNCC_DTYPE_F32 || t == NNCC_DTYPE_F16 || t == NNCC_DTYPE_BF16;
 }
 
+/// A collective step: the op, reduction and dtype this runtime executes,
+/// a group of at least one rank, and inputs and outputs paired by size.
+Status verifyCollective(const std::string &where, const nncc_step &st) {
+  if (st.num_args < 2 || st.num_args % 2 != 0 || st.num_iparams != NNCC_COLLECTIVE_NUM_IPARAMS)
+    return invalid(where + format("a collective needs an even number of args (inputs, then outputs) and %d "
+                                  "integer parameters (has %d args, %d)",
+                                  NNCC_COLLECTIVE_NUM_IPARAMS, st.num_args, st.num_iparams));
+  const int64_t *ip = st.iparams;
+  if (ip[NNCC_COLLECTIVE_OP] != NNCC_COLLECTIVE_ALL_REDUCE)
+    return error(NNCC_ERROR_UNSUPPORTED,
+                 where + format("collective op %lld is not supported by this runtime (all-reduce is)",
+                                (long long)ip[NNCC_COLLECTIVE_OP]));
+  if (ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_SUM && ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_MEAN)
+    return invalid(where + format("unknown reduction %lld", (long long)ip[NNCC_COLLECTIVE_REDUCTION]));
+  if (ip[NNCC_COLLECTIVE_DTYPE] != NNCC_DTYPE_F32)
+    return error(NNCC_ERROR_UNSUPPORTED, where + "collectives reduce f32 only");
+  if (ip[NNCC_COLLECTIVE_GROUP_SIZE] < 1 || ip[NNCC_COLLECTIVE_GROUP_SIZE] > INT32_MAX)
+    return invalid(where + format("group size %lld", (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE]));
+  int32_t k = st.num_args / 2;
+  for (int32_t a = 0; a < k; ++a)
+    if (st.args[a].bytes != st.args[k + a].bytes || st.args[a].bytes % 4 != 0)
+      return invalid(where + format("collective input %d and output %d differ in size or hold no whole f32", a,
+                                    k + a));
+  return Status::ok();
+}
+
 /// A GEMM step: parameter counts, sizes, flags, dtypes, and every operand
 /// (bias included) inside its buffer region.
 Status verifyGemm(const std::string &where, const nncc_step &st) {
@@ -339,8 +365,10 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
           return invalid(where + "copy source is smaller than its destination");
         break;
       case NNCC_STEP_COLLECTIVE:
-        return error(NNCC_ERROR_UNSUPPORTED,
-                     where + "collective steps are not supported by this runtime");
+        NNCC_RETURN_IF_ERROR(verifyCollective(where, st));
+        for (int32_t a = st.num_args / 2; a < st.num_args; ++a)
+          NNCC_RETURN_IF_ERROR(writable(a));
+        break;
       default:
         return invalid(where + "unknown step kind " + std::to_string(st.kind));
       }

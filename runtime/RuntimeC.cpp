@@ -17,12 +17,17 @@
 #include <cuda.h>
 #endif
 
+#include <atomic>
 #include <cstdlib>
 #include <new>
 
 using nncc::rt::Module;
 using nncc::rt::Session;
 using nncc::rt::Status;
+using nncc::rt::Communicator;
+using nncc::rt::SelfCommunicator;
+using nncc::rt::createMpiCommunicator;
+using nncc::rt::format;
 
 
 namespace {
@@ -258,6 +263,7 @@ void nncc_session_options_init(nncc_session_options *options) {
   options->threads = 0;
   options->profile = nullptr;
   options->cuda_stream = nullptr;
+  options->communicator = nullptr;
 }
 
 nncc_status nncc_session_create(nncc_module_handle *module, const char *device,
@@ -434,3 +440,98 @@ nncc_status nncc_cpu_blas_info(const char **library) {
 void nncc_buffer_free(void *data) { std::free(data); }
 
 } // extern "C"
+
+// --- communicators ---
+
+namespace {
+
+/// What an nncc_communicator handle points to: a reference count for the C
+/// caller and the shared communicator sessions also hold.
+struct CommunicatorHandle {
+  std::atomic<int> refs{1};
+  std::shared_ptr<Communicator> comm;
+};
+
+CommunicatorHandle *unwrap(nncc_communicator *c) { return reinterpret_cast<CommunicatorHandle *>(c); }
+const CommunicatorHandle *unwrap(const nncc_communicator *c) {
+  return reinterpret_cast<const CommunicatorHandle *>(c);
+}
+
+nncc_status wrapCommunicator(Status (*create)(std::shared_ptr<Communicator> *), nncc_communicator **out,
+                             const char *fn) {
+  return guarded([&]() -> Status {
+    if (!out)
+      return nullArgument(fn);
+    auto handle = std::make_unique<CommunicatorHandle>();
+    NNCC_RETURN_IF_ERROR(create(&handle->comm));
+    *out = reinterpret_cast<nncc_communicator *>(handle.release());
+    return Status::ok();
+  });
+}
+
+Status createSelf(std::shared_ptr<Communicator> *out) {
+  *out = std::make_shared<SelfCommunicator>();
+  return Status::ok();
+}
+
+} // namespace
+
+std::shared_ptr<Communicator> nncc::rt::communicatorOf(nncc_communicator *handle) {
+  return handle ? unwrap(handle)->comm : nullptr;
+}
+
+nncc_status nncc_communicator_create_mpi(nncc_communicator **out) {
+  return wrapCommunicator(createMpiCommunicator, out, "nncc_communicator_create_mpi");
+}
+
+nncc_status nncc_communicator_create_self(nncc_communicator **out) {
+  return wrapCommunicator(createSelf, out, "nncc_communicator_create_self");
+}
+
+void nncc_communicator_retain(nncc_communicator *comm) {
+  if (comm)
+    unwrap(comm)->refs.fetch_add(1);
+}
+
+void nncc_communicator_release(nncc_communicator *comm) {
+  if (comm && unwrap(comm)->refs.fetch_sub(1) == 1)
+    delete unwrap(comm);
+}
+
+int32_t nncc_communicator_rank(const nncc_communicator *comm) { return comm ? unwrap(comm)->comm->rank() : 0; }
+int32_t nncc_communicator_size(const nncc_communicator *comm) { return comm ? unwrap(comm)->comm->size() : 1; }
+const char *nncc_communicator_backend(const nncc_communicator *comm) {
+  return comm ? unwrap(comm)->comm->backend() : "self";
+}
+
+nncc_status nncc_communicator_all_reduce_f32(nncc_communicator *comm, float *data, int64_t count, int32_t mean) {
+  return guarded([&]() -> Status {
+    if (!comm || (!data && count > 0) || count < 0)
+      return nullArgument("nncc_communicator_all_reduce_f32");
+    return unwrap(comm)->comm->allReduceF32(data, count, mean != 0);
+  });
+}
+
+nncc_status nncc_communicator_broadcast(nncc_communicator *comm, void *data, int64_t bytes, int32_t root) {
+  return guarded([&]() -> Status {
+    if (!comm || (!data && bytes > 0) || bytes < 0)
+      return nullArgument("nncc_communicator_broadcast");
+    if (root < 0 || root >= unwrap(comm)->comm->size())
+      return Status(NNCC_ERROR_INVALID_ARGUMENT, format("broadcast root %d is no rank of a world of %d", root,
+                                                         unwrap(comm)->comm->size()));
+    return unwrap(comm)->comm->broadcast(data, bytes, root);
+  });
+}
+
+nncc_status nncc_communicator_barrier(nncc_communicator *comm) {
+  return guarded([&]() -> Status {
+    if (!comm)
+      return nullArgument("nncc_communicator_barrier");
+    return unwrap(comm)->comm->barrier();
+  });
+}
+
+void nncc_communicator_abort(nncc_communicator *comm, int32_t code) {
+  if (comm)
+    unwrap(comm)->comm->abort(code);
+}

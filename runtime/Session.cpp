@@ -68,7 +68,13 @@ Status Session::create(Module *module, const char *device, const nncc_session_op
       profile = options->profile;
     if (options->struct_size >= offsetof(nncc_session_options, cuda_stream) + sizeof(void *))
       config.cudaStream = options->cuda_stream;
+    if (options->struct_size >= offsetof(nncc_session_options, communicator) + sizeof(void *) &&
+        options->communicator)
+      config.communicator = communicatorOf(options->communicator);
   }
+  if (!config.communicator)
+    config.communicator = std::make_shared<SelfCommunicator>();
+  NNCC_RETURN_IF_ERROR(checkCollectiveWorld(*module, *config.communicator));
   bool profileFromEnv = !profile;
   if (profileFromEnv)
     profile = std::getenv("NNCC_PROFILE");

@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev
   cmake ninja-build ccache g++
   libopenblas-dev
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -16,6 +16,10 @@ mlir::Value viewRoot(mlir::Value v);
 /// stores it: an i1 takes one byte.
 int64_t bufferBytes(mlir::Type type);
 
+/// Whether `op` is a plan step whose results the planner places: a kernel
+/// launch, a GEMM call or a collective (dist.all_reduce_step).
+bool isPlannedStep(mlir::Operation *op);
+
 } // namespace nncc::exec
 
 #endif // NNCC_DIALECTS_EXEC_EXECUTILS_H

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define NNCC_MODULE_MAGIC 0x4E4E4343u /* "NNCC" */
-#define NNCC_MODULE_ABI_VERSION 4u
+#define NNCC_MODULE_ABI_VERSION 5u
 #define NNCC_MODULE_SYMBOL "nncc_module_get"
 
 /** Element types, numbered like ONNX's TensorProto.DataType. */
@@ -96,9 +96,31 @@ typedef enum nncc_step_kind {
   NNCC_STEP_GEMM = 2,
   /* Copy args[0] to args[1] (bytes of args[1]). */
   NNCC_STEP_COPY = 3,
-  /* Reserved for collectives (all-reduce, all-gather...) of later versions. */
+  /* A collective over the session's communicator (ABI v5): args[0, k) are
+   * the inputs and args[k, 2k) the outputs (num_args = 2k), output i of the
+   * bytes of input i; the k buffers form one bucket communicated in one
+   * call. iparams: see nncc_collective_iparam. */
   NNCC_STEP_COLLECTIVE = 4
 } nncc_step_kind;
+
+/** The iparams of an NNCC_STEP_COLLECTIVE, by index (all required). */
+typedef enum nncc_collective_iparam {
+  NNCC_COLLECTIVE_OP = 0,         /* nncc_collective_op */
+  NNCC_COLLECTIVE_REDUCTION = 1,  /* nncc_reduction */
+  NNCC_COLLECTIVE_DTYPE = 2,      /* nncc_dtype of every buffer: F32 */
+  NNCC_COLLECTIVE_GROUP_SIZE = 3, /* ranks the module was compiled for; a
+                                     session over another world is refused */
+  NNCC_COLLECTIVE_NUM_IPARAMS = 4
+} nncc_collective_iparam;
+
+typedef enum nncc_collective_op {
+  NNCC_COLLECTIVE_ALL_REDUCE = 1 /* every rank's outputs: the reduction over ranks */
+} nncc_collective_op;
+
+typedef enum nncc_reduction {
+  NNCC_REDUCTION_SUM = 1,
+  NNCC_REDUCTION_MEAN = 2 /* the sum divided by the group size */
+} nncc_reduction;
 
 /** The iparams of an NNCC_STEP_GEMM, by index. The first
  * NNCC_GEMM_REQUIRED_IPARAMS are required; a step may stop after any later

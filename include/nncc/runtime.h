@@ -76,6 +76,8 @@ typedef enum nncc_status {
 
 typedef struct nncc_module_handle nncc_module_handle;
 typedef struct nncc_session nncc_session;
+/** The ranks a session's collective steps run between (docs/distributed.md). */
+typedef struct nncc_communicator nncc_communicator;
 
 /** A tensor passed to nncc_session_run (see "Memory" above). */
 typedef struct nncc_tensor {
@@ -129,6 +131,11 @@ typedef struct nncc_session_options {
    * when nncc_session_run returns, so later work on any stream may read
    * them. Ignored by CPU sessions. */
   void *cuda_stream;
+  /* The communicator the session's collective steps (data-parallel
+   * gradient all-reduces) run over; the session holds a reference. NULL (the
+   * default) = a world of one rank, where a module compiled for more ranks
+   * is refused. */
+  nncc_communicator *communicator;
 } nncc_session_options;
 
 /** Totals a profiling session keeps (nncc_session_profile_stats). */
@@ -201,6 +208,34 @@ NNCC_RUNTIME_API nncc_status nncc_module_step_info(const nncc_module_handle *mod
 /* --- sessions --- */
 
 NNCC_RUNTIME_API void nncc_session_options_init(nncc_session_options *options);
+/* --- communicators (docs/distributed.md) --- */
+
+/** The world of the processes `mpirun` started, over MPI: libnncc_mpi.so
+ *  (next to this runtime, or NNCC_MPI_LIBRARY) is loaded now and MPI is
+ *  initialized once per process (finalized when the last reference goes).
+ *  UNAVAILABLE when no MPI backend can be loaded. */
+NNCC_RUNTIME_API nncc_status nncc_communicator_create_mpi(nncc_communicator **out);
+/** A world of one rank (every collective is the identity). */
+NNCC_RUNTIME_API nncc_status nncc_communicator_create_self(nncc_communicator **out);
+NNCC_RUNTIME_API void nncc_communicator_retain(nncc_communicator *comm);
+/** NULL is a no-op. */
+NNCC_RUNTIME_API void nncc_communicator_release(nncc_communicator *comm);
+NNCC_RUNTIME_API int32_t nncc_communicator_rank(const nncc_communicator *comm);
+NNCC_RUNTIME_API int32_t nncc_communicator_size(const nncc_communicator *comm);
+/** "self" or "mpi". */
+NNCC_RUNTIME_API const char *nncc_communicator_backend(const nncc_communicator *comm);
+/** `count` f32 of host memory `data` become their sum over the ranks (their
+ *  mean when `mean` is nonzero); every rank must call it. */
+NNCC_RUNTIME_API nncc_status nncc_communicator_all_reduce_f32(nncc_communicator *comm, float *data,
+                                                              int64_t count, int32_t mean);
+NNCC_RUNTIME_API nncc_status nncc_communicator_broadcast(nncc_communicator *comm, void *data, int64_t bytes,
+                                                         int32_t root);
+NNCC_RUNTIME_API nncc_status nncc_communicator_barrier(nncc_communicator *comm);
+/** Ends every process of the job with exit status `code` (MPI_Abort): what a
+ *  rank that fails calls so the others do not wait for it forever. Returns
+ *  only for a world of one. */
+NNCC_RUNTIME_API void nncc_communicator_abort(nncc_communicator *comm, int32_t code);
+
 /** Opens a session on device "cpu" or "cuda:N". options may be NULL (defaults).
  *  Allocates the arena and starts the thread pool. Holds a module reference. */
 NNCC_RUNTIME_API nncc_status nncc_session_create(nncc_module_handle *module, const char *device,

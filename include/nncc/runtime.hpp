@@ -241,6 +241,44 @@ private:
   std::string name_;
 };
 
+/// The ranks a session's collective steps run between: the world of the
+/// processes `mpirun` started (`Distributed::fromMpi()`), or one process
+/// (`Distributed::single()`). Copies share one communicator.
+class Distributed {
+public:
+  /// MPI's world: loads libnncc_mpi.so and initializes MPI (once per
+  /// process; finalized when the last Distributed referring to it goes).
+  static Distributed fromMpi() {
+    nncc_communicator *c = nullptr;
+    detail::check(nncc_communicator_create_mpi(&c));
+    return Distributed(c);
+  }
+  /// A world of one rank.
+  static Distributed single() {
+    nncc_communicator *c = nullptr;
+    detail::check(nncc_communicator_create_self(&c));
+    return Distributed(c);
+  }
+  int rank() const { return nncc_communicator_rank(comm_.get()); }
+  int size() const { return nncc_communicator_size(comm_.get()); }
+  std::string backend() const { return nncc_communicator_backend(comm_.get()); }
+  /// `count` floats at `data` become their sum (or mean) over the ranks.
+  void allReduce(float *data, int64_t count, bool mean = false) {
+    detail::check(nncc_communicator_all_reduce_f32(comm_.get(), data, count, mean ? 1 : 0));
+  }
+  void broadcast(void *data, int64_t bytes, int root = 0) {
+    detail::check(nncc_communicator_broadcast(comm_.get(), data, bytes, root));
+  }
+  void barrier() { detail::check(nncc_communicator_barrier(comm_.get())); }
+  /// Ends the whole job with exit status `code`; returns only in a world of one.
+  void abort(int code) { nncc_communicator_abort(comm_.get(), code); }
+  nncc_communicator *handle() const { return comm_.get(); }
+
+private:
+  explicit Distributed(nncc_communicator *c) : comm_(c, nncc_communicator_release) {}
+  std::shared_ptr<nncc_communicator> comm_;
+};
+
 struct SessionOptions {
   // A constructor rather than an aggregate, so that `{threads}` stays
   // warning-free (-Wmissing-field-initializers) as fields are added.
@@ -256,6 +294,9 @@ struct SessionOptions {
   /// before reading its inputs; nullptr = the legacy default stream
   /// (nncc_session_options.cuda_stream).
   void *cudaStream = nullptr;
+  /// The ranks of a module compiled with `--parallel=dp:N`
+  /// (nncc_session_options.communicator); nullopt = one process.
+  std::optional<Distributed> distributed;
 };
 
 /// Profiling totals (Session::profileStats).
@@ -403,6 +444,8 @@ public:
     if (options.profile)
       o.profile = options.profile->c_str();
     o.cuda_stream = options.cudaStream;
+    if (options.distributed)
+      o.communicator = options.distributed->handle();
     nncc_session *s = nullptr;
     detail::check(nncc_session_create(module.handle(), device.str().c_str(), &o, &s));
     session_.reset(s);

@@ -140,7 +140,7 @@ private:
   static bool isTrainingPass(mlir::Pass *pass) {
     llvm::StringRef arg = pass->getArgument();
     return arg == "nncc-make-weights-mutable" || arg == "nncc-add-loss" || arg == "nncc-add-optimizer" ||
-           arg == "nncc-add-train-step";
+           arg == "nncc-add-train-step" || arg == "nncc-data-parallel";
   }
 
   void enter(llvm::StringRef phase, mlir::Operation *op) {
@@ -286,7 +286,7 @@ llvm::Error parseTargetOption(llvm::StringRef text, TargetOptions &out) {
 
 void loadCompilerDialects(mlir::MLIRContext &context) {
   mlir::DialectRegistry registry;
-  registry.insert<nn::NNDialect, exec::ExecDialect, mlir::func::FuncDialect,
+  registry.insert<nn::NNDialect, exec::ExecDialect, dist::DistDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::math::MathDialect, mlir::linalg::LinalgDialect,
                   mlir::tensor::TensorDialect, mlir::bufferization::BufferizationDialect,
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect, mlir::LLVM::LLVMDialect>();
@@ -384,6 +384,7 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
                                   options.weightDecay,
                                   options.gradClip};
     pm.addPass(createAddTrainStepPass(train));
+    pm.addPass(createDataParallelPass(DataParallelPassOptions{options.dataParallel, options.bucketBytes}));
     // The forward inside train_step is computed once (its copies merge).
     pm.addPass(mlir::createCanonicalizerPass());
     pm.addPass(mlir::createCSEPass());
@@ -443,6 +444,19 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     return imported.takeError();
   result.module = std::move(*imported);
   mlir::ModuleOp module = *result.module;
+  if (options.dataParallel > 1) {
+    // Each rank's module is the graph at the shard's batch: imported again,
+    // so every shape is the one ONNX shape inference gives that batch.
+    if (!options.train)
+      return fail("--parallel=dp:N needs --train (data parallelism splits train_step's batch)");
+    auto sharded = timed("import", [&](mlir::TimingScope &) {
+      return importShard(context, path, module, options.import, options.dataParallel);
+    });
+    if (!sharded)
+      return sharded.takeError();
+    result.module = std::move(*sharded);
+    module = *result.module;
+  }
   module.walk([&](mlir::Operation *op) {
     if (op->getDialect() && mlir::isa<nn::NNDialect>(op->getDialect()) && !mlir::isa<nn::ConstantOp>(op))
       ++result.stats.opsImported;

@@ -93,6 +93,12 @@ struct CompileOptions {
   /// `--optimizer`: adds the `optimizer_step` entry (empty: none).
   std::string optimizer;
   double momentum = 0.9, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, gradClip = 0;
+  /// `--parallel=dp:N` with `--train`: N ranks each run train_step on 1/N of
+  /// the compiled (global) batch and average gradients and loss
+  /// (docs/distributed.md); 1: one process.
+  int64_t dataParallel = 1;
+  /// `--bucket-bytes`: most bytes of one gradient all-reduce.
+  int64_t bucketBytes = 25 << 20;
   /// Called at the start of each phase (for progress lines).
   std::function<void(llvm::StringRef phase)> onPhase;
 };
@@ -146,6 +152,23 @@ void loadCompilerDialects(mlir::MLIRContext &context);
 /// mixed precision, and, past `EmitKind::NN`, nncc-insert-index-checks and
 /// nncc-lower-nn-to-exec for the plan the targets run.
 void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+
+/// Parses `--parallel`: `dp:N` (N >= 1) into `options.dataParallel`.
+llvm::Error parseParallelOption(llvm::StringRef text, CompileOptions &options);
+
+/// The import options of the shard one of `ranks` data-parallel ranks
+/// compiles: each input of the imported entry (the global batch) with its
+/// first dimension divided by `ranks`, which must divide it; every input
+/// must have the same batch.
+llvm::Expected<ImportOptions> shardedImportOptions(mlir::ModuleOp imported, const ImportOptions &global,
+                                                   int64_t ranks);
+
+/// The model at `path` imported as one of `ranks` data-parallel ranks sees
+/// it: at the shard's batch (shardedImportOptions), the shapes the file
+/// records for the global batch left to shape inference.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importShard(mlir::MLIRContext &context, llvm::StringRef path,
+                                                             mlir::ModuleOp imported, const ImportOptions &global,
+                                                             int64_t ranks);
 
 /// Runs the compile pipeline on an ONNX file up to `options.emit`;
 /// `outputPath` is written for the Object and Module stages.

@@ -8,6 +8,7 @@
 #include "lib/Target/Passes.h"
 #include "lib/Target/PlanPasses.h"
 
+#include "dialects/Dist/DistOps.h"
 #include "dialects/Exec/ExecOps.h"
 #include "dialects/Exec/ExecUtils.h"
 #include "dialects/NN/NNOps.h"
@@ -297,7 +298,7 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
     }
     if (isa<exec::ViewOp, func::ReturnOp>(op))
       continue;
-    if (!isa<exec::LaunchOp, exec::GemmOp>(op))
+    if (!exec::isPlannedStep(&op))
       return fail(llvm::formatv("op '{0}' has no plan step", op.getName().getStringRef()));
     if (auto err = addResultBuffers(&op))
       return std::move(err);
@@ -323,6 +324,21 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
         step.args.push_back({NNCC_BUFFER_ARENA, 0, scratchOffsets[i], scratchBytes[i]});
       if (auto extent = callee ? callee->getAttrOfType<IntegerAttr>(kParallelExtentAttrName) : nullptr)
         step.parallelExtent = extent.getInt();
+    } else if (auto reduce = dyn_cast<dist::AllReduceStepOp>(op)) {
+      step.kind = NNCC_STEP_COLLECTIVE;
+      step.name = "all-reduce";
+      if (auto loc = dyn_cast<NameLoc>(op.getLoc()))
+        step.name = loc.getName().str();
+      step.iparams.assign(NNCC_COLLECTIVE_NUM_IPARAMS, 0);
+      step.iparams[NNCC_COLLECTIVE_OP] = NNCC_COLLECTIVE_ALL_REDUCE;
+      step.iparams[NNCC_COLLECTIVE_REDUCTION] =
+          reduce.getReduction() == "mean" ? NNCC_REDUCTION_MEAN : NNCC_REDUCTION_SUM;
+      step.iparams[NNCC_COLLECTIVE_DTYPE] = NNCC_DTYPE_F32; // the op's verifier
+      step.iparams[NNCC_COLLECTIVE_GROUP_SIZE] = reduce.getGroupSize();
+      for (Value operand : op.getOperands())
+        step.args.push_back(ref(operand));
+      for (Value result : op.getResults())
+        step.args.push_back(ref(result));
     } else {
       auto gemm = cast<exec::GemmOp>(op);
       step.kind = NNCC_STEP_GEMM;

@@ -66,14 +66,14 @@ LogicalResult EntryBuffers::run() {
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     Value r = exec::viewRoot(v);
     Operation *def = r.getDefiningOp();
-    if (!isCheck(i) && def && isa<exec::LaunchOp, exec::GemmOp>(def) && !outputOf.count(r) &&
+    if (!isCheck(i) && def && exec::isPlannedStep(def) && !outputOf.count(r) &&
         exec::bufferBytes(r.getType()) == exec::bufferBytes(v.getType()))
       outputOf[r] = i;
   }
   // Steps, and the last step reading each value (the return reads after all).
   SmallVector<Operation *> steps;
   for (Operation &op : func_.getBody().front()) {
-    if (isa<exec::LaunchOp, exec::GemmOp>(op))
+    if (exec::isPlannedStep(&op))
       steps.push_back(&op);
     else if (!isa<nn::ConstantOp, exec::ViewOp, ml_program::GlobalLoadOp, ml_program::GlobalStoreOp,
                    func::ReturnOp>(op))

@@ -99,6 +99,22 @@ static_assert(std::size(kGemmIparamNames) == NNCC_GEMM_MAX_IPARAMS);
 constexpr const char *kGemmFparamNames[] = {"NNCC_GEMM_ALPHA", "NNCC_GEMM_BETA"};
 static_assert(std::size(kGemmFparamNames) == NNCC_GEMM_NUM_FPARAMS);
 
+/// The index names of a collective step's iparams (nncc_collective_iparam).
+constexpr const char *kCollectiveIparamNames[] = {"NNCC_COLLECTIVE_OP", "NNCC_COLLECTIVE_REDUCTION",
+                                                  "NNCC_COLLECTIVE_DTYPE", "NNCC_COLLECTIVE_GROUP_SIZE"};
+static_assert(std::size(kCollectiveIparamNames) == NNCC_COLLECTIVE_NUM_IPARAMS);
+
+std::string collectiveIparam(size_t i, int64_t v) {
+  std::string value = std::to_string(v);
+  if (i == NNCC_COLLECTIVE_OP && v == NNCC_COLLECTIVE_ALL_REDUCE)
+    value = "NNCC_COLLECTIVE_ALL_REDUCE";
+  else if (i == NNCC_COLLECTIVE_REDUCTION && (v == NNCC_REDUCTION_SUM || v == NNCC_REDUCTION_MEAN))
+    value = v == NNCC_REDUCTION_SUM ? "NNCC_REDUCTION_SUM" : "NNCC_REDUCTION_MEAN";
+  else if (i == NNCC_COLLECTIVE_DTYPE)
+    value = dtypeName(v);
+  return "[" + std::string(kCollectiveIparamNames[i]) + "] = " + value;
+}
+
 } // namespace
 
 uint64_t weightsChecksum(const std::string &data) {
@@ -248,10 +264,12 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
          << ", .rank = " << descs[i].dims.size() << ", .dims = " << prefix << i << "_dims},\n";
     os << "};\n";
   };
-  // A GEMM's parameters by index name (its dtypes and activation by enum
-  // name); other steps' (none today) in order.
+  // A GEMM's and a collective's parameters by index name (dtypes and enums
+  // by name); other steps' (none today) in order.
   auto iparam = [](const PlanStep &step, size_t i) {
     int64_t v = step.iparams[i];
+    if (step.kind == NNCC_STEP_COLLECTIVE && i < NNCC_COLLECTIVE_NUM_IPARAMS)
+      return collectiveIparam(i, v);
     if (step.kind != NNCC_STEP_GEMM || i >= NNCC_GEMM_MAX_IPARAMS)
       return std::to_string(v);
     std::string value = i >= NNCC_GEMM_DTYPE_A && i <= NNCC_GEMM_DTYPE_C ? dtypeName(v)

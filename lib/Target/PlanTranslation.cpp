@@ -3,6 +3,7 @@
 
 #include "lib/Target/Plan.h"
 
+#include "dialects/Dist/DistOps.h"
 #include "dialects/Exec/ExecOps.h"
 #include "dialects/NN/NNDialect.h"
 
@@ -27,7 +28,7 @@ void registerPlanTranslation() {
       [](DialectRegistry &registry) {
         // Kernels hold linalg, tensor, arith, math, scf and vector ops.
         registerAllDialects(registry);
-        registry.insert<nn::NNDialect, exec::ExecDialect>();
+        registry.insert<nn::NNDialect, exec::ExecDialect, dist::DistDialect>();
       });
 }
 

@@ -57,7 +57,7 @@ void scheduleForMemory(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(block.getTerminator());
   SmallVector<Operation *> steps;
   for (Operation &op : block)
-    if (isa<exec::LaunchOp, exec::GemmOp>(op))
+    if (exec::isPlannedStep(&op))
       steps.push_back(&op);
   if (steps.size() < 3)
     return;

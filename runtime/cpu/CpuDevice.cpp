@@ -3,6 +3,7 @@
 
 #include "../Profiler.h"
 #include "../StepArgs.h"
+#include "../dist/Collectives.h"
 #include "CpuFeatures.h"
 #include "CpuGemm.h"
 #include "ThreadPool.h"
@@ -37,7 +38,8 @@ void runKernelChunk(void *context, int64_t chunk) {
 
 class CpuSession final : public DeviceSession {
 public:
-  CpuSession(const Module &module, int threads) : module_(module), pool_(threads) {}
+  CpuSession(const Module &module, int threads, std::shared_ptr<Communicator> comm)
+      : module_(module), pool_(threads), comm_(std::move(comm)) {}
   ~CpuSession() override {
     std::free(arena_);
     std::free(state_);
@@ -75,6 +77,8 @@ private:
   std::vector<StepArgs<void *>> plans_; // per entry
   CpuGemm gemm_; // f32 scratch of the f16/bf16/epilogue GEMMs
   std::vector<int32_t> flags_; // the run's check flags, read back
+  std::shared_ptr<Communicator> comm_; // collective steps run over it
+  std::vector<float> staging_;         // one bucket of a collective step, packed
 };
 
 Status CpuSession::init() {
@@ -107,6 +111,7 @@ Status CpuSession::init() {
 
   NNCC_RETURN_IF_ERROR(initState());
   gemm_.reserve(module_);
+  staging_.resize(static_cast<size_t>(collectiveStagingFloats(m)));
 
   auto *arena = static_cast<uint8_t *>(arena_);
   auto *state = static_cast<uint8_t *>(state_);
@@ -207,6 +212,12 @@ template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profil
       if (st.args[1].bytes > 0)
         std::memmove(args[1], args[0], static_cast<size_t>(st.args[1].bytes));
       break;
+    case NNCC_STEP_COLLECTIVE: {
+      Status status = runHostCollective(st, args, *comm_, staging_.data());
+      if (!status.isOk())
+        return status.prefix(format("entry '%s' step %d (%s): ", entry.name, s, st.name ? st.name : "collective"));
+      break;
+    }
     default:
       // The verifier admits no other kind; kept so a new kind cannot be
       // silently skipped.
@@ -223,7 +234,7 @@ template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profil
 
 Status createCpuSession(const Module &module, const SessionConfig &config,
                         std::unique_ptr<DeviceSession> *out) {
-  auto session = std::make_unique<CpuSession>(module, config.threads);
+  auto session = std::make_unique<CpuSession>(module, config.threads, config.communicator);
   NNCC_RETURN_IF_ERROR(session->init());
   *out = std::move(session);
   return Status::ok();

@@ -130,6 +130,11 @@ Status CudaSession::init() {
     for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
       const nncc_step &st = m.entries[e].steps[s];
       hasGemm |= st.kind == NNCC_STEP_GEMM;
+      if (st.kind == NNCC_STEP_COLLECTIVE)
+        return error(NNCC_ERROR_UNSUPPORTED,
+                     format("entry '%s' has collective steps (data-parallel training), which run on the "
+                            "cpu device only until the NCCL backend exists (device %s)",
+                            m.entries[e].name, where_.c_str()));
       if (st.kind == NNCC_STEP_KERNEL && m.kernels[st.kernel].num_gpu_launches == 0)
         return error(NNCC_ERROR_UNAVAILABLE,
                      format("kernel '%s' has no GPU code: the module was compiled without a "

@@ -13,7 +13,11 @@
 // The weight's gradient: x^T dy; then the update of the weight as loaded
 // (loads are the state buffer itself: no copy).
 // CHECK: %[[XT:.*]] = nn.transpose %[[X]]
-// CHECK: %[[G:.*]] = nn.matmul %[[XT]]
+// CHECK: %[[G0:.*]] = nn.matmul %[[XT]]
+// The gradient and the loss pass through an all-reduce over a group of one
+// (the identity; nncc-data-parallel's synchronization points).
+// CHECK: %[[G:.*]] = dist.all_reduce %[[G0]] {group_size = 1 : i64, reduction = "mean"}
+// CHECK: dist.all_reduce %{{.*}} {group_size = 1 : i64, reduction = "mean"} : (tensor<f32>) -> tensor<f32>
 // CHECK: ml_program.global_store @optimizer.step
 // CHECK: %[[W2:.*]] = ml_program.global_load @w
 // CHECK: %[[STEP:.*]] = nn.mul %[[LR]], %[[G]]

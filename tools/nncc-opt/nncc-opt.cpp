@@ -1,6 +1,8 @@
 /// nncc-opt: runs any nncc or upstream pass on textual IR, for lit tests.
 #include "dialects/NN/NNDialect.h"
+#include "dialects/Dist/DistOps.h"
 #include "dialects/Exec/ExecOps.h"
+#include "lib/Conversion/DistToExec/Passes.h"
 #include "lib/Conversion/NNToExec/Passes.h"
 #include "lib/Target/Passes.h"
 #include "lib/Target/PlanPasses.h"
@@ -18,6 +20,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   nncc::registerNNCCPipelines();
   nncc::registerNNToExecPipelines();
+  nncc::registerDistToExecPasses();
   nncc::registerPlanPasses();
   nncc::registerTargetPasses();
   mlir::DialectRegistry registry;
@@ -27,7 +30,7 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
-  registry.insert<nncc::nn::NNDialect, nncc::exec::ExecDialect>();
+  registry.insert<nncc::nn::NNDialect, nncc::exec::ExecDialect, nncc::dist::DistDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "nncc optimizer driver\n", registry));
 }

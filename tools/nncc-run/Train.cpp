@@ -68,9 +68,10 @@ void train(const nncc::Module &module, nncc::Session &session, const TrainOption
       samples = n;
       firstPath = f.path;
     }
-    if (n < info.dims[0])
+    if (n < info.dims[0] * o.ranks)
       fail(f.path + ": holds " + std::to_string(n) + " samples; one batch of input '" + info.name + "' needs " +
-           std::to_string(info.dims[0]));
+           std::to_string(info.dims[0] * o.ranks) +
+           (o.ranks > 1 ? " (" + std::to_string(o.ranks) + " ranks of " + std::to_string(info.dims[0]) + ")" : ""));
     f.sampleBytes = f.samples.data.size() / static_cast<size_t>(n);
     f.batch.resize(f.sampleBytes * static_cast<size_t>(info.dims[0]));
     feeds.push_back(std::move(f));
@@ -81,7 +82,9 @@ void train(const nncc::Module &module, nncc::Session &session, const TrainOption
   for (const Feed &f : feeds)
     if (f.info.dims[0] != batch)
       fail("--train: the inputs of train_step have different batch sizes");
-  int64_t perEpoch = samples / batch;
+  // The global batch: every rank's shard of it.
+  int64_t global = batch * o.ranks;
+  int64_t perEpoch = samples / global;
   long steps = o.steps > 0 ? o.steps : (o.epochs > 0 ? o.epochs : 1) * perEpoch;
 
   float lr = static_cast<float>(o.lr);
@@ -111,8 +114,11 @@ void train(const nncc::Module &module, nncc::Session &session, const TrainOption
     }
   };
   shuffleFor(first / perEpoch);
-  std::printf("training: %ld steps of batch %lld (%lld samples, %lld batches per epoch), lr %g%s%s\n", steps,
-              (long long)batch, (long long)samples, (long long)perEpoch, o.lr, o.shuffle ? ", shuffled" : "",
+  std::string ranks = o.ranks > 1 ? " (" + std::to_string(o.ranks) + " data-parallel ranks of " +
+                                         std::to_string(batch) + ")"
+                                   : std::string();
+  std::printf("training: %ld steps of batch %lld%s (%lld samples, %lld batches per epoch), lr %g%s%s\n", steps,
+              (long long)global, ranks.c_str(), (long long)samples, (long long)perEpoch, o.lr, o.shuffle ? ", shuffled" : "",
               first ? (", from step " + std::to_string(first + 1)).c_str() : "");
   auto start = std::chrono::steady_clock::now();
   long every = std::max(1L, steps / 10);
@@ -123,7 +129,8 @@ void train(const nncc::Module &module, nncc::Session &session, const TrainOption
     for (Feed &f : feeds)
       for (int64_t i = 0; i < batch; ++i)
         std::memcpy(f.batch.data() + i * f.sampleBytes,
-                    f.samples.data.data() + order[k * batch + i] * f.sampleBytes, f.sampleBytes);
+                    f.samples.data.data() + order[k * global + o.rank * batch + i] * f.sampleBytes,
+                    f.sampleBytes);
     try {
       session.run("train_step", inputs, outputs);
     } catch (const nncc::Error &e) {

@@ -17,6 +17,10 @@ struct TrainOptions {
   uint64_t seed = 0;
   bool shuffle = false;
   std::string lossFile; ///< one loss per line; empty: none
+  /// Data parallel: this process is rank `rank` of `ranks`, each running
+  /// train_step on its shard of every global batch (ranks x the compiled
+  /// batch): rank r takes the r-th slice.
+  int rank = 0, ranks = 1;
 };
 
 /// Runs the module's `train_step` over the data in `o.dataDir`: one

@@ -336,7 +336,29 @@ void writeStates(const nncc::Module &module, nncc::Session &session, const std::
   std::printf("wrote %zu state%s to %s\n", states.size(), states.size() == 1 ? "" : "s", dir.c_str());
 }
 
-int run(const Options &o) {
+/// Whether mpirun started this process: Open MPI's OMPI_COMM_WORLD_SIZE, or
+/// the PMI_SIZE of MPICH-style launchers.
+bool launchedByMpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
+
+/// Under mpirun: MPI's world, whose rank 0 alone prints and writes files.
+std::optional<nncc::Distributed> world;
+
+int run(Options o) {
+  if (launchedByMpi()) {
+    world = nncc::Distributed::fromMpi();
+    o.training.rank = world->rank();
+    o.training.ranks = world->size();
+    if (world->rank() != 0) {
+      // Every rank computes the same losses and state: rank 0 reports them.
+      if (!std::freopen("/dev/null", "w", stdout))
+        throw nncc::Error(NNCC_ERROR_INTERNAL, "cannot silence the output of rank " + std::to_string(world->rank()));
+      o.stateOut.clear();
+      o.saveCheckpoint.clear();
+      o.exportOnnx.clear();
+      o.training.lossFile.clear();
+      o.profile.clear();
+    }
+  }
   nncc::Module module = nncc::Module::load(o.model);
   if (o.info)
     return printInfo(module, o.model);
@@ -344,6 +366,7 @@ int run(const Options &o) {
   nncc::SessionOptions sessionOptions{o.threads};
   if (!o.profile.empty())
     sessionOptions.profile = o.profile;
+  sessionOptions.distributed = world;
   // In an optional so that it can be closed, which completes the trace file.
   std::optional<nncc::Session> open;
   open.emplace(module, nncc::Device::parse(o.device), sessionOptions);
@@ -528,7 +551,14 @@ int main(int argc, char **argv) {
     return run(parseArgs(argc, argv));
   } catch (const std::exception &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "nncc-run: error: %s\n", e.what());
+    std::string rank = world ? "rank " + std::to_string(world->rank()) + " of " + std::to_string(world->size()) + ": "
+                             : std::string();
+    std::fprintf(stderr, "nncc-run: error: %s%s\n", rank.c_str(), e.what());
+    // The other ranks may be waiting for this one in a collective: end the job.
+    if (world && world->size() > 1) {
+      std::fflush(stderr);
+      world->abort(1);
+    }
     return 1;
   }
 }

@@ -127,6 +127,13 @@ static cl::opt<double> weightDecay("weight-decay",
 static cl::opt<double> gradClip("grad-clip",
                                 cl::desc("Clip the gradients' global L2 norm to this (0: off)"),
                                 cl::init(0), cl::cat(nnccOptions));
+static cl::opt<std::string> parallel(
+    "parallel", cl::desc("With --train: dp:N compiles one rank of N data-parallel ranks, each "
+                         "training on 1/N of the compiled batch under mpirun (docs/distributed.md)"),
+    cl::value_desc("dp:N"), cl::cat(nnccOptions));
+static cl::opt<int64_t> bucketBytes("bucket-bytes",
+                                    cl::desc("With --parallel: most bytes of one gradient all-reduce"),
+                                    cl::init(25 << 20), cl::cat(nnccOptions));
 static cl::opt<std::string> gradients(
     "gradients",
     cl::desc("Add the entry forward_grad: the gradients of forward's float inputs, and of the "
@@ -236,6 +243,12 @@ int main(int argc, char **argv) {
   options.eps = eps;
   options.weightDecay = weightDecay;
   options.gradClip = gradClip;
+  if (parallel.getNumOccurrences())
+    if (auto err = nncc::parseParallelOption(parallel, options))
+      return fail(std::move(err));
+  if (bucketBytes < 1)
+    return fail(llvm::createStringError(llvm::inconvertibleErrorCode(), "--bucket-bytes must be positive"));
+  options.bucketBytes = bucketBytes;
   options.gradients = gradients.getNumOccurrences() > 0;
   options.gradientConstants = gradients;
   bool binary = emit == nncc::EmitKind::Object || emit == nncc::EmitKind::Module;

@@ -1,5 +1,6 @@
 /// nn -> exec as one pipeline of the passes in Passes.td.
 #include "lib/Conversion/NNToExec/Passes.h"
+#include "lib/Conversion/DistToExec/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassOptions.h"
@@ -13,6 +14,8 @@ namespace nncc {
 #include "lib/Conversion/NNToExec/Passes.h.inc"
 
 void buildNNToExecPipeline(OpPassManager &pm, const LoweringOptions &options) {
+  // Collectives first: no fusion pass meets one.
+  pm.addNestedPass<func::FuncOp>(createLowerCollectivesPass());
   pm.addNestedPass<func::FuncOp>(createComputeLowPrecisionInF32Pass());
   // Convolutions first: their epilogues would otherwise be split off and
   // fused into other kernels.

@@ -40,3 +40,30 @@ TEST(CApi, NullHandlesAreSafe) {
 }
 
 } // namespace
+
+namespace {
+
+/// A world of one rank: collectives are the identity; a broadcast from a
+/// rank that does not exist is refused, naming it.
+TEST(CApi, SelfCommunicator) {
+  nncc_communicator *comm = nullptr;
+  ASSERT_EQ(nncc_communicator_create_self(&comm), NNCC_OK) << nncc_last_error();
+  EXPECT_EQ(nncc_communicator_rank(comm), 0);
+  EXPECT_EQ(nncc_communicator_size(comm), 1);
+  EXPECT_STREQ(nncc_communicator_backend(comm), "self");
+  float v[3] = {1.5f, -2.0f, 3.25f};
+  ASSERT_EQ(nncc_communicator_all_reduce_f32(comm, v, 3, /*mean=*/1), NNCC_OK);
+  EXPECT_EQ(v[0], 1.5f);
+  EXPECT_EQ(v[1], -2.0f);
+  EXPECT_EQ(v[2], 3.25f);
+  EXPECT_EQ(nncc_communicator_barrier(comm), NNCC_OK);
+  EXPECT_EQ(nncc_communicator_broadcast(comm, v, sizeof(v), 1), NNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(nncc_last_error(), "broadcast root 1 is no rank of a world of 1");
+  nncc_communicator_retain(comm);
+  nncc_communicator_release(comm);
+  nncc_communicator_release(comm);
+  nncc_communicator_release(nullptr);
+  EXPECT_EQ(nncc_communicator_create_self(nullptr), NNCC_ERROR_INVALID_ARGUMENT);
+}
+
+} // namespace

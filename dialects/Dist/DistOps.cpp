@@ -1,0 +1,60 @@
+/// The dist dialect: verifiers and the folder of its collectives.
+#include "dialects/Dist/DistOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+using namespace mlir;
+using namespace nncc::dist;
+
+#include "dialects/Dist/DistDialect.cpp.inc"
+
+void DistDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/Dist/DistOps.cpp.inc"
+      >();
+}
+
+/// What both levels require: a bucket of one or more values, results of the
+/// operands' types, a known reduction and a group of at least one rank.
+static LogicalResult verifyAllReduce(Operation *op, ValueRange inputs, ValueRange outputs, StringRef reduction,
+                                     int64_t groupSize) {
+  if (inputs.empty())
+    return op->emitOpError("needs at least one operand");
+  if (inputs.getTypes() != outputs.getTypes())
+    return op->emitOpError("results must have the operands' types");
+  if (reduction != "sum" && reduction != "mean")
+    return op->emitOpError("reduction must be 'sum' or 'mean', not '") << reduction << "'";
+  if (groupSize < 1)
+    return op->emitOpError("group_size must be at least 1");
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyAllReduce(*this, getInputs(), getOutputs(), getReduction(), getGroupSize());
+}
+
+/// A group of one rank: sum and mean are the operand itself.
+LogicalResult AllReduceOp::fold(FoldAdaptor, SmallVectorImpl<OpFoldResult> &results) {
+  if (getGroupSize() != 1)
+    return failure();
+  for (Value v : getInputs())
+    results.push_back(v);
+  return success();
+}
+
+LogicalResult AllReduceStepOp::verify() {
+  if (failed(verifyAllReduce(*this, getInputs(), getOutputs(), getReduction(), getGroupSize())))
+    return failure();
+  for (Type t : getInputs().getTypes()) {
+    auto type = cast<RankedTensorType>(t);
+    // What the runtime's communicators reduce today (module_abi.h).
+    if (!type.hasStaticShape() || !type.getElementType().isF32())
+      return emitOpError("operands must be statically shaped f32 tensors, got ") << t;
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Dist/DistOps.cpp.inc"

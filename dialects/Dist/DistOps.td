@@ -1,0 +1,54 @@
+#ifndef NNCC_DIST_OPS
+#define NNCC_DIST_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Dist_Dialect : Dialect {
+  let name = "dist";
+  let cppNamespace = "::nncc::dist";
+  let summary = "Collectives: values combined over the ranks of a parallel group";
+  let description = [{
+    Every rank runs the same program, so a collective is a point all ranks
+    reach in the same order. `dist.all_reduce` is the graph-level op, used
+    beside `nn` ops (pure: all ranks fold or merge it alike);
+    `dist.all_reduce_step` the plan step it lowers to beside `exec` ops
+    (it communicates: never folded, merged or dropped). docs/distributed.md.
+  }];
+}
+
+class Dist_Op<string mnemonic, list<Trait> traits = []> : Op<Dist_Dialect, mnemonic, traits>;
+
+def Dist_AllReduceOp : Dist_Op<"all_reduce", [Pure]> {
+  let summary = "Each operand summed or averaged over the `group_size` ranks of the group";
+  let description = [{
+    Result i is operand i reduced elementwise over the ranks: `sum`, or
+    `mean` (the sum divided by the group size). The operands of one op form
+    one bucket, communicated as one collective; a group of one rank is the
+    identity, and the op folds away. `nncc-add-train-step` puts each weight
+    gradient and the loss through one with `group_size = 1`;
+    `nncc-data-parallel` gives them the data-parallel group and buckets them.
+  }];
+  let arguments = (ins Variadic<RankedTensorOf<[AnyFloat]>>:$inputs, StrAttr:$reduction, I64Attr:$group_size);
+  let results = (outs Variadic<RankedTensorOf<[AnyFloat]>>:$outputs);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $outputs)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Dist_AllReduceStepOp : Dist_Op<"all_reduce_step"> {
+  let summary = "A collective plan step: each operand reduced over the ranks of a group";
+  let description = [{
+    One NNCC_STEP_COLLECTIVE of the plan (module_abi.h): the operands form
+    one bucket the runtime's communicator reduces in one call (`sum`, or
+    `mean`: the sum divided by `group_size`), result i in its own buffer the
+    planner places like any step's. `group_size` is the world the module was
+    compiled for; a session over a communicator of another size is refused.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, StrAttr:$reduction, I64Attr:$group_size);
+  let results = (outs Variadic<AnyRankedTensor>:$outputs);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $outputs)";
+  let hasVerifier = 1;
+}
+
+#endif // NNCC_DIST_OPS

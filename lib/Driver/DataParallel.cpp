@@ -1,0 +1,93 @@
+/// The driver's side of `--parallel=dp:N`: the option and the shapes of the
+/// shard each rank compiles.
+#include "lib/Driver/Driver.h"
+#include "lib/Support/Error.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/onnx_pb.h"
+
+namespace nncc {
+
+llvm::Error parseParallelOption(llvm::StringRef text, CompileOptions &options) {
+  llvm::StringRef rest = text;
+  int64_t n = 0;
+  if (!rest.consume_front("dp:") || rest.getAsInteger(10, n) || n < 1)
+    return fail("--parallel: '" + text.str() +
+                "' is not a parallel layout (expected dp:N with N >= 1; tensor and pipeline "
+                "parallelism are not implemented yet)");
+  options.dataParallel = n;
+  return llvm::Error::success();
+}
+
+llvm::Expected<ImportOptions> shardedImportOptions(mlir::ModuleOp imported, const ImportOptions &global,
+                                                   int64_t ranks) {
+  auto entry = imported.lookupSymbol<mlir::func::FuncOp>(global.entryName);
+  if (!entry)
+    return fail("--parallel: the imported model has no entry '" + global.entryName + "'");
+  ImportOptions shard = global;
+  int64_t batch = -1;
+  std::string first;
+  for (auto [i, type] : llvm::enumerate(entry.getArgumentTypes())) {
+    auto name = entry.getArgAttrOfType<mlir::StringAttr>(i, "nn.name");
+    std::string n = name ? name.str() : "input" + std::to_string(i);
+    auto tensor = mlir::cast<mlir::RankedTensorType>(type);
+    if (tensor.getRank() == 0)
+      return fail("--parallel=dp:" + std::to_string(ranks) + ": input '" + n +
+                  "' is a scalar: data parallelism splits every input along its first (batch) dimension");
+    int64_t b = tensor.getShape().front();
+    if (batch < 0) {
+      batch = b;
+      first = n;
+    } else if (b != batch) {
+      return fail(llvm::formatv("--parallel=dp:{0}: inputs '{1}' and '{2}' have batches {3} and {4}; data "
+                                "parallelism splits one batch",
+                                ranks, first, n, batch, b)
+                      .str());
+    }
+    if (b % ranks != 0)
+      return fail(llvm::formatv("--parallel=dp:{0}: the global batch {1} (input '{2}') is not a multiple of "
+                                "the {0} ranks",
+                                ranks, b, n)
+                      .str());
+    std::vector<int64_t> dims(tensor.getShape().begin(), tensor.getShape().end());
+    dims.front() = b / ranks;
+    shard.inputShapes[n] = dims;
+  }
+  return shard;
+}
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importShard(mlir::MLIRContext &context, llvm::StringRef path,
+                                                             mlir::ModuleOp imported, const ImportOptions &global,
+                                                             int64_t ranks) {
+  auto shard = shardedImportOptions(imported, global, ranks);
+  if (!shard)
+    return shard.takeError();
+  int64_t batch = shard->inputShapes.begin()->second.front() * ranks;
+  auto file = llvm::MemoryBuffer::getFile(path);
+  if (!file)
+    return fail(path, "cannot read: " + file.getError().message());
+  onnx::ModelProto model;
+  if (!model.ParseFromArray((*file)->getBufferStart(), static_cast<int>((*file)->getBufferSize())))
+    return fail(path, "not an ONNX model");
+  // The shapes the model records for the global batch would contradict the
+  // shard's: shape inference recomputes them from the inputs.
+  onnx::GraphProto *graph = model.mutable_graph();
+  graph->clear_value_info();
+  for (onnx::ValueInfoProto &output : *graph->mutable_output()) {
+    auto *type = output.mutable_type();
+    if (!type->has_tensor_type() || !type->tensor_type().has_shape() || type->tensor_type().shape().dim_size() == 0)
+      continue;
+    auto *dim = type->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+    if (dim->has_dim_value() && dim->dim_value() == batch)
+      dim->clear_dim_value();
+  }
+  std::string bytes;
+  model.SerializeToString(&bytes);
+  return importOnnxBytes(context, bytes, path, llvm::sys::path::parent_path(path), *shard);
+}
+
+} // namespace nncc

@@ -1,0 +1,62 @@
+//===- Collectives.cpp ----------------------------------------------------===//
+#include "Collectives.h"
+
+#include "../Device.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nncc::rt {
+
+Status checkCollectiveWorld(const Module &module, const Communicator &comm) {
+  const nncc_module &m = module.abi();
+  for (int32_t e = 0; e < m.num_entries; ++e)
+    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
+      const nncc_step &st = m.entries[e].steps[s];
+      if (st.kind != NNCC_STEP_COLLECTIVE)
+        continue;
+      int64_t group = st.iparams[NNCC_COLLECTIVE_GROUP_SIZE];
+      if (group != comm.size())
+        return error(NNCC_ERROR_INVALID_ARGUMENT,
+                     format("module '%s' entry '%s' was compiled for %lld data-parallel ranks "
+                            "(--parallel=dp:%lld), but this session's world has %d (%s): run it under "
+                            "`mpirun -np %lld` with an MPI communicator",
+                            module.path().c_str(), m.entries[e].name, (long long)group, (long long)group,
+                            comm.size(), comm.backend(), (long long)group));
+    }
+  return Status::ok();
+}
+
+int64_t collectiveStagingFloats(const nncc_module &m) {
+  int64_t most = 0;
+  for (int32_t e = 0; e < m.num_entries; ++e)
+    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
+      const nncc_step &st = m.entries[e].steps[s];
+      if (st.kind != NNCC_STEP_COLLECTIVE)
+        continue;
+      int64_t bytes = 0;
+      for (int32_t a = 0; a < st.num_args / 2; ++a)
+        bytes += st.args[a].bytes;
+      most = std::max(most, bytes / int64_t(sizeof(float)));
+    }
+  return most;
+}
+
+Status runHostCollective(const nncc_step &st, void *const *args, Communicator &comm, float *staging) {
+  int32_t k = st.num_args / 2;
+  bool mean = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN;
+  int64_t offset = 0;
+  for (int32_t a = 0; a < k; ++a) {
+    std::memcpy(reinterpret_cast<char *>(staging) + offset, args[a], static_cast<size_t>(st.args[a].bytes));
+    offset += st.args[a].bytes;
+  }
+  NNCC_RETURN_IF_ERROR(comm.allReduceF32(staging, offset / int64_t(sizeof(float)), mean));
+  offset = 0;
+  for (int32_t a = 0; a < k; ++a) {
+    std::memcpy(args[k + a], reinterpret_cast<char *>(staging) + offset, static_cast<size_t>(st.args[a].bytes));
+    offset += st.args[a].bytes;
+  }
+  return Status::ok();
+}
+
+} // namespace nncc::rt

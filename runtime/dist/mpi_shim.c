@@ -1,0 +1,92 @@
+/* libnncc_mpi: the runtime's MPI backend, the only code built against an MPI
+ * (Open MPI's headers, linked to libmpi). libnncc_runtime dlopens it when a
+ * program asks for an MPI communicator (nncc_communicator_create_mpi), so the
+ * runtime itself links no MPI and loads without one. Every function returns
+ * 0 or writes the MPI error text into `err` and returns nonzero. */
+#define _GNU_SOURCE /* dladdr */
+#include <mpi.h>
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NNCC_MPI_EXPORT __attribute__((visibility("default")))
+
+static int g_initialized_here = 0;
+
+static int report(int code, const char *what, char *err, int errlen) {
+  if (code == MPI_SUCCESS)
+    return 0;
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  snprintf(err, (size_t)errlen, "%s failed: %s", what, text);
+  return 1;
+}
+
+/* MPI_Init_thread (once per process; FUNNELED: collectives come from the
+ * thread that runs the session); errors on the world communicator are
+ * returned instead of aborting, so the runtime can name them. */
+NNCC_MPI_EXPORT int nncc_mpi_init(int *rank, int *size, char *err, int errlen) {
+  /* The runtime opened this library (and so libmpi) RTLD_LOCAL; Open MPI's
+   * plugins resolve libmpi's symbols globally, so promote it first. */
+  Dl_info info;
+  if (dladdr((void *)&MPI_Init_thread, &info) && info.dli_fname)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    if (report(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread", err, errlen))
+      return 1;
+    g_initialized_here = 1;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (report(MPI_Comm_rank(MPI_COMM_WORLD, rank), "MPI_Comm_rank", err, errlen) ||
+      report(MPI_Comm_size(MPI_COMM_WORLD, size), "MPI_Comm_size", err, errlen))
+    return 1;
+  return 0;
+}
+
+/* In-place sum of `count` floats over the world, in pieces MPI's int count holds. */
+NNCC_MPI_EXPORT int nncc_mpi_allreduce_sum_f32(float *data, int64_t count, char *err, int errlen) {
+  while (count > 0) {
+    int n = count > INT_MAX ? INT_MAX : (int)count;
+    if (report(MPI_Allreduce(MPI_IN_PLACE, data, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce",
+               err, errlen))
+      return 1;
+    data += n;
+    count -= n;
+  }
+  return 0;
+}
+
+NNCC_MPI_EXPORT int nncc_mpi_broadcast(void *data, int64_t bytes, int root, char *err, int errlen) {
+  char *p = (char *)data;
+  while (bytes > 0) {
+    int n = bytes > INT_MAX ? INT_MAX : (int)bytes;
+    if (report(MPI_Bcast(p, n, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast", err, errlen))
+      return 1;
+    p += n;
+    bytes -= n;
+  }
+  return 0;
+}
+
+NNCC_MPI_EXPORT int nncc_mpi_barrier(char *err, int errlen) {
+  return report(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier", err, errlen);
+}
+
+/* Ends every process of the job (MPI_Abort): how a rank that fails stops
+ * the others, which would otherwise wait in a collective for it forever. */
+NNCC_MPI_EXPORT void nncc_mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+
+/* MPI_Finalize, when this library initialized MPI. */
+NNCC_MPI_EXPORT void nncc_mpi_finalize(void) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (g_initialized_here && !finalized)
+    MPI_Finalize();
+}
