@@ -220,6 +220,7 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerLossHandlers(r);
     registerStructuredHandlers(r);
     registerScatterHandlers(r);
+    registerRecurrentHandlers(r);
     return r;
   }();
   return registry;

@@ -121,6 +121,7 @@ void registerDataMovementHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerStructuredHandlers(HandlerRegistry &registry);
 void registerScatterHandlers(HandlerRegistry &registry);
+void registerRecurrentHandlers(HandlerRegistry &registry);
 
 } // namespace nncc::import
 
