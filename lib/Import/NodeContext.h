@@ -62,6 +62,10 @@ public:
   llvm::SmallVector<double> attrFloats(llvm::StringRef name) const;
   const onnx::AttributeProto *attr(llvm::StringRef name) const;
 
+  /// Imports a subgraph attribute of this node in place (GraphImporter::importSubgraph).
+  mlir::LogicalResult importSubgraph(const onnx::GraphProto &graph, mlir::ValueRange inputs,
+                                     llvm::SmallVectorImpl<mlir::Value> &outputs);
+
   /// Records "node 'N' (Op): message" and returns failure.
   mlir::LogicalResult error(const llvm::Twine &message);
 
@@ -122,6 +126,7 @@ void registerLossHandlers(HandlerRegistry &registry);
 void registerStructuredHandlers(HandlerRegistry &registry);
 void registerScatterHandlers(HandlerRegistry &registry);
 void registerRecurrentHandlers(HandlerRegistry &registry);
+void registerControlFlowHandlers(HandlerRegistry &registry);
 
 } // namespace nncc::import
 
