@@ -14,7 +14,9 @@ on the CPU) and every output compared: |got - want| <= 1e-5 + 1e-4 |want|.
 Uses Debian's python3-onnx.
 """
 import argparse
+import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -27,6 +29,22 @@ from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
 
 PLANS = {"cpu": ["--target=cpu"], "gpu-plan": ["--emulate-gpu"]}
 RTOL, ATOL = 1e-4, 1e-5
+
+
+def ptxas_found():
+    return bool(shutil.which("ptxas")) or os.path.exists("/usr/local/cuda/bin/ptxas")
+
+
+def compile_module(args, path, so, plan, extra=()):
+    """Compiles for `plan`; for the GPU plan the PTX must have assembled
+    (cubins for the default CUDA targets) wherever ptxas is found."""
+    stats = so + ".stats.json"
+    run([args.nncc, path, "-o", so, f"--stats={stats}"] + list(extra) + PLANS[plan], "nncc")
+    if plan == "gpu-plan" and ptxas_found():
+        with open(stats) as f:
+            cubins = json.load(f).get("gpu_cubins", [])
+        if not cubins:
+            raise RuntimeError(f"{so}: no cubin assembled although ptxas is found")
 
 
 def sigmoid(x):
@@ -197,7 +215,7 @@ def check(case, plan, args, work):
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
     so = os.path.join(folder, "model.so")
-    run([args.nncc, path, "-o", so] + PLANS[plan], "nncc")
+    compile_module(args, path, so, plan)
     for k, a in enumerate(inputs):
         with open(os.path.join(folder, f"input_{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(a, f"in{k}").SerializeToString())
