@@ -124,9 +124,9 @@ LogicalResult ifOp(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (thenOut.size() != elseOut.size())
     return ctx.error("then_branch gives " + llvm::Twine(thenOut.size()) +
                      " outputs, else_branch " + llvm::Twine(elseOut.size()));
-  Value pick = build<nn::ReshapeOp>(ctx, withShape(cond, {}), cond);
   if (!condType.getElementType().isInteger(1))
     return ctx.error("condition must be bool, is " + typeString(condType));
+  Value pick = build<nn::ReshapeOp>(ctx, withShape(cond, {}), cond);
   for (auto [i, pair] : llvm::enumerate(llvm::zip(thenOut, elseOut))) {
     auto [a, b] = pair;
     auto type = cast<RankedTensorType>(a.getType());

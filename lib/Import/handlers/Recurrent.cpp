@@ -219,11 +219,13 @@ LogicalResult recurrent(NodeContext &ctx, SmallVectorImpl<Value> &out, Cell cell
     x = b.transpose(x, {1, 0, 2});
   int64_t seqLen = b.shape(x)[0], batch = b.shape(x)[1], inputSize = b.shape(x)[2];
   SmallVector<int64_t> stateShape = {numDirections, batch, hidden};
-  /// Initial states come as [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]).
+  // Initial states come as [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]).
   auto initialState = [&](size_t i) -> FailureOr<Value> {
     Value v = ctx.input(i);
     if (!v)
       return Value();
+    if (b.shape(v).size() != 3)
+      return ctx.error("input " + llvm::Twine(i) + " must have rank 3");
     if (layout == 1)
       v = b.transpose(v, {1, 0, 2});
     if (b.shape(v) != ArrayRef<int64_t>(stateShape))
@@ -242,8 +244,8 @@ LogicalResult recurrent(NodeContext &ctx, SmallVectorImpl<Value> &out, Cell cell
   if (peep && b.shape(peep) != ArrayRef<int64_t>{numDirections, 3 * hidden})
     return ctx.error("P does not have shape [directions, " + llvm::Twine(3 * hidden) + "]");
 
-  /// Steps at or past a sequence's length keep the state and output zeros:
-  /// `valid[t]` is [batch, 1] (t < sequence_lens).
+  // Steps at or past a sequence's length keep the state and output zeros:
+  // `valid[t]` is [batch, 1] (t < sequence_lens).
   SmallVector<Value> valid;
   if (Value lens = ctx.input(4)) {
     auto lensType = cast<RankedTensorType>(lens.getType());
