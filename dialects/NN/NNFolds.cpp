@@ -155,6 +155,45 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+/// Ceil, Floor and Relu of constants: the trip counts of Range's Loop
+/// expansion, ceil(max(limit - start, 0) / delta), fold once the inputs are bound.
+static OpFoldResult foldRounding(Attribute operand, APFloat::roundingMode mode) {
+  auto input = asDense(operand);
+  if (!input || !isa<FloatType>(input.getElementType()))
+    return {};
+  return input.mapValues(input.getElementType(), [&](const APFloat &v) {
+    APFloat r = v;
+    r.roundToIntegral(mode);
+    return r.bitcastToAPInt();
+  });
+}
+
+OpFoldResult CeilOp::fold(FoldAdaptor adaptor) {
+  return foldRounding(adaptor.getInput(), APFloat::rmTowardPositive);
+}
+
+OpFoldResult FloorOp::fold(FoldAdaptor adaptor) {
+  return foldRounding(adaptor.getInput(), APFloat::rmTowardNegative);
+}
+
+OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
+  auto input = asDense(adaptor.getInput());
+  if (!input)
+    return {};
+  if (isa<IntegerType>(input.getElementType()))
+    return input.mapValues(input.getElementType(), [](const APInt &v) {
+      return v.isNegative() ? APInt::getZero(v.getBitWidth()) : v;
+    });
+  if (isa<FloatType>(input.getElementType()))
+    return input.mapValues(input.getElementType(), [](const APFloat &v) {
+      // max(x, 0) as the kernels compute it: NaN propagates, -0 becomes 0.
+      if (v.isNaN() || !v.isNegative())
+        return v.bitcastToAPInt();
+      return APFloat::getZero(v.getSemantics()).bitcastToAPInt();
+    });
+  return {};
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getOutput().getType())
     return getInput();

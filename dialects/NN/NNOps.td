@@ -38,9 +38,9 @@ def NN_ReciprocalOp : NN_UnaryOp<"reciprocal", "Reciprocal", NN_FloatTensor>;
 def NN_ErfOp : NN_UnaryOp<"erf", "Erf", NN_FloatTensor>;
 def NN_TanhOp : NN_UnaryOp<"tanh", "Tanh", NN_FloatTensor>;
 def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "Sigmoid", NN_FloatTensor>;
-def NN_ReluOp : NN_UnaryOp<"relu", "Relu">;
-def NN_FloorOp : NN_UnaryOp<"floor", "Floor", NN_FloatTensor>;
-def NN_CeilOp : NN_UnaryOp<"ceil", "Ceil", NN_FloatTensor>;
+def NN_ReluOp : NN_UnaryOp<"relu", "Relu"> { let hasFolder = 1; }
+def NN_FloorOp : NN_UnaryOp<"floor", "Floor", NN_FloatTensor> { let hasFolder = 1; }
+def NN_CeilOp : NN_UnaryOp<"ceil", "Ceil", NN_FloatTensor> { let hasFolder = 1; }
 def NN_RoundOp : NN_UnaryOp<"round", "Round (half to even)", NN_FloatTensor>;
 def NN_SignOp : NN_UnaryOp<"sign", "Sign">;
 def NN_SoftplusOp : NN_UnaryOp<"softplus", "Softplus", NN_FloatTensor>;

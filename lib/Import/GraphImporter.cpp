@@ -3,6 +3,7 @@
 
 #include "lib/Import/NodeContext.h"
 #include "lib/Import/SizeLimits.h"
+#include "lib/Import/Subgraph.h"
 #include "lib/Import/TensorConversion.h"
 
 #include "dialects/NN/NNOps.h"
@@ -10,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -52,6 +54,51 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, size_t inde
       if (auto problem = tensorSizeProblem(type))
         return ctx.error("output '" + node.output(i) + "' has " + *problem);
     values_[node.output(i)] = outputs[i];
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
+                                           OpBuilder &builder, StringRef owner,
+                                           SmallVectorImpl<Value> &outputs) {
+  // Each use is specialized: an unrolled Loop's iterations see different
+  // iteration numbers and may see different shapes.
+  auto model = specializeSubgraph(
+      model_.proto, graph, [&](StringRef name) { return lookup(name); }, inputs);
+  if (!model) {
+    addError(owner.str() + ": " + llvm::toString(model.takeError()));
+    return failure();
+  }
+  const onnx::GraphProto &specialized = model->graph();
+  if (auto err = checkOpsSupported(specialized, model_.opset, model_.opset,
+                                   owner.str() + ": subgraph '" + graph.name() + "'",
+                                   /*skipKnownToOnnx=*/false)) {
+    addError(llvm::toString(std::move(err)));
+    return failure();
+  }
+  auto outerValues = values_;
+  auto outerTypes = types_;
+  auto restore = llvm::make_scope_exit([&] {
+    values_ = std::move(outerValues);
+    types_ = std::move(outerTypes);
+  });
+  for (auto [info, value] : llvm::zip(graph.input(), inputs))
+    values_[info.name()] = value;
+  for (const auto &info : specialized.value_info())
+    types_[info.name()] = &info.type();
+  for (const auto &info : specialized.output())
+    types_[info.name()] = &info.type();
+  for (auto [index, node] : llvm::enumerate(specialized.node()))
+    if (failed(importNode(node, index, builder)))
+      return failure();
+  for (const auto &output : specialized.output()) {
+    Value value = lookup(output.name());
+    if (!value) {
+      addError(owner.str() + ": subgraph '" + graph.name() + "' output '" + output.name() +
+               "' is not produced by any node");
+      return failure();
+    }
+    outputs.push_back(value);
   }
   return success();
 }

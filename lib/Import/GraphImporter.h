@@ -26,6 +26,14 @@ public:
   const onnx::TypeProto *typeOf(llvm::StringRef name) const { return types_.lookup(name); }
   llvm::StringRef baseDir() const { return model_.baseDir; }
   void addError(std::string message) { errors_.push_back(std::move(message)); }
+  /// Imports the nodes of `graph` (an If branch, a Loop or Scan body) at the
+  /// builder's insertion point, its formal inputs bound to `inputs` and the
+  /// enclosing graphs' names visible; its own names are dropped afterwards.
+  /// Its outputs are appended to `outputs`. `owner` names the node that holds
+  /// it in messages about the subgraph as a whole.
+  mlir::LogicalResult importSubgraph(const onnx::GraphProto &graph, mlir::ValueRange inputs,
+                                     mlir::OpBuilder &builder, llvm::StringRef owner,
+                                     llvm::SmallVectorImpl<mlir::Value> &outputs);
 
 private:
   mlir::LogicalResult importNode(const onnx::NodeProto &node, size_t index,

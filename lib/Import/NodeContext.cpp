@@ -133,6 +133,13 @@ SmallVector<double> NodeContext::attrFloats(llvm::StringRef name) const {
   return SmallVector<double>(a->floats().begin(), a->floats().end());
 }
 
+LogicalResult NodeContext::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
+                                          SmallVectorImpl<Value> &outputs) {
+  return graph_.importSubgraph(graph, inputs, builder_,
+                               describeNode(node_, index_) + " (" + node_.op_type() + ")",
+                               outputs);
+}
+
 LogicalResult NodeContext::error(const llvm::Twine &message) {
   graph_.addError(describeNode(node_, index_) + " (" + node_.op_type() + "): " + message.str());
   return failure();
@@ -245,6 +252,8 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerLossHandlers(r);
     registerStructuredHandlers(r);
     registerScatterHandlers(r);
+    registerRecurrentHandlers(r);
+    registerControlFlowHandlers(r);
     registerQuantizationHandlers(r);
     registerSamplingHandlers(r);
     registerOldOpsetHandlers(r);

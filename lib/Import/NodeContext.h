@@ -68,6 +68,10 @@ public:
   llvm::SmallVector<double> attrFloats(llvm::StringRef name) const;
   const onnx::AttributeProto *attr(llvm::StringRef name) const;
 
+  /// Imports a subgraph attribute of this node in place (GraphImporter::importSubgraph).
+  mlir::LogicalResult importSubgraph(const onnx::GraphProto &graph, mlir::ValueRange inputs,
+                                     llvm::SmallVectorImpl<mlir::Value> &outputs);
+
   /// Records "node 'N' (Op): message" and returns failure.
   mlir::LogicalResult error(const llvm::Twine &message);
 
@@ -131,6 +135,8 @@ void registerDataMovementHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerStructuredHandlers(HandlerRegistry &registry);
 void registerScatterHandlers(HandlerRegistry &registry);
+void registerRecurrentHandlers(HandlerRegistry &registry);
+void registerControlFlowHandlers(HandlerRegistry &registry);
 void registerQuantizationHandlers(HandlerRegistry &registry);
 void registerSamplingHandlers(HandlerRegistry &registry);
 /// Registers last: the old opsets' handlers delegate to (or alias) the ones

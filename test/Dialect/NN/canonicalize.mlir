@@ -689,3 +689,22 @@ func.func @pow_by_constant(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, 
   %4 = nn.pow %x, %other : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Ceil, Floor and Relu of constants fold (a Range expansion's trip count).
+// CHECK-LABEL: func.func @rounding(
+// CHECK-NEXT: [[C:%.+]] = nn.constant dense<[2.000000e+00, -1.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK-NEXT: [[F:%.+]] = nn.constant dense<[1.000000e+00, -2.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK-NEXT: [[R:%.+]] = nn.constant dense<[1.500000e+00, 0.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK-NEXT: [[I:%.+]] = nn.constant dense<[0, 4]> : tensor<2xi64>
+// CHECK-NEXT: return [[C]], [[F]], [[R]], [[I]]
+func.func @rounding() -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xi64>) {
+  %a = nn.constant dense<[1.5, -1.5, 3.0]> : tensor<3xf32>
+  %0 = nn.ceil %a : tensor<3xf32>
+  %1 = nn.floor %a : tensor<3xf32>
+  %2 = nn.relu %a : tensor<3xf32>
+  %i = nn.constant dense<[-3, 4]> : tensor<2xi64>
+  %3 = nn.relu %i : tensor<2xi64>
+  return %0, %1, %2, %3 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xi64>
+}
