@@ -158,6 +158,12 @@ llvm::Expected<DenseElementsAttr> NodeContext::convertTensor(const onnx::TensorP
   return import::convertTensor(tensor, graph_.baseDir(), context());
 }
 
+std::string qualifiedOpType(llvm::StringRef domain, llvm::StringRef opType) {
+  if (domain.empty() || domain == "ai.onnx")
+    return opType.str();
+  return (domain + "." + opType).str();
+}
+
 std::string describeNode(const onnx::NodeProto &node, size_t index) {
   if (!node.name().empty())
     return "node '" + node.name() + "'";
@@ -173,7 +179,7 @@ llvm::Error checkOpsSupported(const onnx::GraphProto &graph, int opset, int decl
   std::vector<std::string> unsupported;
   for (const auto &[index, node] : llvm::enumerate(graph.node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (defaultDomain && registry.lookup(node.op_type(), opset))
+    if (registry.lookup(qualifiedOpType(node), opset))
       continue;
     if (defaultDomain && skipKnownToOnnx &&
         onnx::OpSchemaRegistry::Schema(node.op_type(), declaredOpset, ""))
@@ -220,6 +226,8 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerLossHandlers(r);
     registerStructuredHandlers(r);
     registerScatterHandlers(r);
+    registerTrainingHandlers(r);
+    registerSignalHandlers(r);
     return r;
   }();
   return registry;

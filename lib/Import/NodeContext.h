@@ -91,7 +91,8 @@ using NodeHandler = mlir::LogicalResult (*)(NodeContext &ctx,
                                             llvm::SmallVectorImpl<mlir::Value> &outputs);
 
 /// Handlers by (op type, since-version): a node of opset N gets the handler
-/// with the highest since-version <= N.
+/// with the highest since-version <= N. Ops of other domains than the default
+/// one are registered by their qualifiedOpType.
 class HandlerRegistry {
 public:
   void add(llvm::StringRef opType, int sinceVersion, NodeHandler handler);
@@ -102,6 +103,16 @@ public:
 private:
   llvm::StringMap<llvm::SmallVector<std::pair<int, NodeHandler>>> handlers_;
 };
+
+/// The domain of ONNX's optimizer ops (Adagrad, Adam, Momentum).
+inline constexpr llvm::StringLiteral kPreviewTrainingDomain = "ai.onnx.preview.training";
+
+/// The registry name of `opType` of `domain`: the op type in the default
+/// domain ("" or "ai.onnx"), "DOMAIN.OpType" in another.
+std::string qualifiedOpType(llvm::StringRef domain, llvm::StringRef opType);
+inline std::string qualifiedOpType(const onnx::NodeProto &node) {
+  return qualifiedOpType(node.domain(), node.op_type());
+}
 
 /// "node 'NAME'", or for an unnamed node "node #INDEX (output 'OUT')".
 std::string describeNode(const onnx::NodeProto &node, size_t index);
@@ -121,6 +132,8 @@ void registerDataMovementHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerStructuredHandlers(HandlerRegistry &registry);
 void registerScatterHandlers(HandlerRegistry &registry);
+void registerTrainingHandlers(HandlerRegistry &registry);
+void registerSignalHandlers(HandlerRegistry &registry);
 
 } // namespace nncc::import
 
