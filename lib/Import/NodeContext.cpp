@@ -36,9 +36,46 @@ SmallVector<Value> NodeContext::presentInputs(size_t count) const {
   return present;
 }
 
+/// Sizes and scalars, not data: folding stays cheap when repeated.
+constexpr int64_t kMaxFoldedElements = 64;
+
+/// The value of `v` when it is a constant or a small result of an op of
+/// constant operands (`depth` deep) that folds: expanded ONNX functions
+/// compute sizes from a bound input with Cast, Sub, Mul...
+static DenseElementsAttr foldedConstant(Value v, int depth) {
+  DenseElementsAttr attr;
+  if (matchPattern(v, m_Constant(&attr)))
+    return attr;
+  Operation *op = v.getDefiningOp();
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!op || depth == 0 || op->getNumResults() != 1 || op->getNumRegions() != 0 || !type ||
+      !type.hasStaticShape() || type.getNumElements() > kMaxFoldedElements)
+    return {};
+  SmallVector<Attribute> operands;
+  for (Value operand : op->getOperands()) {
+    DenseElementsAttr value = foldedConstant(operand, depth - 1);
+    if (!value)
+      return {};
+    operands.push_back(value);
+  }
+  SmallVector<OpFoldResult> results;
+  if (failed(op->fold(operands, results)) || results.size() != 1)
+    return {};
+  return dyn_cast_if_present<DenseElementsAttr>(dyn_cast_if_present<Attribute>(results[0]));
+}
+
 std::optional<DenseElementsAttr> NodeContext::constInput(size_t i) const {
   DenseElementsAttr attr;
   if (Value v = input(i); v && matchPattern(v, m_Constant(&attr)))
+    return attr;
+  return std::nullopt;
+}
+
+std::optional<DenseElementsAttr> NodeContext::foldedInput(size_t i) const {
+  Value v = input(i);
+  if (!v)
+    return std::nullopt;
+  if (DenseElementsAttr attr = foldedConstant(v, /*depth=*/8))
     return attr;
   return std::nullopt;
 }
@@ -85,9 +122,21 @@ RankedTensorType NodeContext::resultTypeOr(size_t i, RankedTensorType fallback) 
   if (i < (size_t)node_.output_size())
     if (const onnx::TypeProto *type = graph_.typeOf(node_.output(i))) {
       auto converted = convertTensorType(*type, context());
-      if (converted)
-        return *converted;
-      llvm::consumeError(converted.takeError());
+      if (!converted) {
+        llvm::consumeError(converted.takeError());
+        return fallback;
+      }
+      // Dims shape inference left dynamic take the handler's static ones
+      // (a Range whose bounds only the importer folds).
+      if (fallback && converted->getRank() == fallback.getRank() &&
+          converted->getElementType() == fallback.getElementType()) {
+        SmallVector<int64_t> dims(converted->getShape());
+        for (auto [dim, known] : llvm::zip(dims, fallback.getShape()))
+          if (ShapedType::isDynamic(dim))
+            dim = known;
+        return converted->clone(dims);
+      }
+      return *converted;
     }
   return fallback;
 }

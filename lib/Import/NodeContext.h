@@ -40,6 +40,9 @@ public:
   llvm::SmallVector<mlir::Value> presentInputs(size_t count) const;
   /// The values of a constant input (initializer, Constant node or folded).
   std::optional<mlir::DenseElementsAttr> constInput(size_t i) const;
+  /// constInput, or the value of a small input computed from constants by ops
+  /// that fold (sizes an expanded function computes from a bound input).
+  std::optional<mlir::DenseElementsAttr> foldedInput(size_t i) const;
   std::optional<llvm::SmallVector<int64_t>> constInts(size_t i) const;
   std::optional<llvm::SmallVector<double>> constFloats(size_t i) const;
 
