@@ -37,6 +37,12 @@ def NN_AbsOp : NN_UnaryOp<"abs", "Abs">;
 def NN_ReciprocalOp : NN_UnaryOp<"reciprocal", "Reciprocal", NN_FloatTensor>;
 def NN_ErfOp : NN_UnaryOp<"erf", "Erf", NN_FloatTensor>;
 def NN_TanhOp : NN_UnaryOp<"tanh", "Tanh", NN_FloatTensor>;
+def NN_SinOp : NN_UnaryOp<"sin", "Sin", NN_FloatTensor>;
+def NN_CosOp : NN_UnaryOp<"cos", "Cos", NN_FloatTensor>;
+def NN_TanOp : NN_UnaryOp<"tan", "Tan", NN_FloatTensor>;
+def NN_AsinOp : NN_UnaryOp<"asin", "Asin", NN_FloatTensor>;
+def NN_AcosOp : NN_UnaryOp<"acos", "Acos", NN_FloatTensor>;
+def NN_AtanOp : NN_UnaryOp<"atan", "Atan", NN_FloatTensor>;
 def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "Sigmoid", NN_FloatTensor>;
 def NN_ReluOp : NN_UnaryOp<"relu", "Relu"> { let hasFolder = 1; }
 def NN_FloorOp : NN_UnaryOp<"floor", "Floor", NN_FloatTensor> { let hasFolder = 1; }

@@ -39,7 +39,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, size_t inde
           return ctx.error(llvm::formatv("shape inference gives output '{0}' the negative "
                                          "dimension {1}: its sizes overflow int64",
                                          output, dim.dim_value()));
-  NodeHandler handler = HandlerRegistry::instance().lookup(node.op_type(), model_.opset);
+  NodeHandler handler = HandlerRegistry::instance().lookup(qualifiedOpType(node), model_.opset);
   SmallVector<Value> outputs;
   if (failed(handler(ctx, outputs)))
     return failure();

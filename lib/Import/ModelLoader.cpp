@@ -30,6 +30,11 @@ int defaultDomainOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
+bool importsDomain(const onnx::ModelProto &model, llvm::StringRef domain) {
+  return llvm::any_of(model.opset_import(),
+                      [&](const onnx::OperatorSetIdProto &opset) { return opset.domain() == domain; });
+}
+
 void setDefaultDomainOpset(onnx::ModelProto &model, int version) {
   for (auto &opset : *model.mutable_opset_import())
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
@@ -133,6 +138,10 @@ llvm::Expected<LoadedModel> loadModel(llvm::StringRef bytes, llvm::StringRef dis
                                            "3 to 10",
                                            model.ir_version()));
   loaded.originalOpset = loaded.opset = defaultDomainOpset(model);
+  // A graph of optimizer ops alone (Adam...) imports only their domain; the
+  // checker still rejects any default-domain node in it.
+  if (loaded.opset <= 0 && importsDomain(model, kPreviewTrainingDomain))
+    loaded.originalOpset = loaded.opset = kMaxOnnxLibOpset;
   if (loaded.opset <= 0)
     return fail(displayName, "imports no version of the default ONNX operator set");
   if (loaded.opset > kMaxOpset)

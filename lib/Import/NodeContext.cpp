@@ -42,9 +42,46 @@ void NodeContext::setInput(size_t i, Value value) {
   inputs_[i] = value;
 }
 
+/// Sizes and scalars, not data: folding stays cheap when repeated.
+constexpr int64_t kMaxFoldedElements = 64;
+
+/// The value of `v` when it is a constant or a small result of an op of
+/// constant operands (`depth` deep) that folds: expanded ONNX functions
+/// compute sizes from a bound input with Cast, Sub, Mul...
+static DenseElementsAttr foldedConstant(Value v, int depth) {
+  DenseElementsAttr attr;
+  if (matchPattern(v, m_Constant(&attr)))
+    return attr;
+  Operation *op = v.getDefiningOp();
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!op || depth == 0 || op->getNumResults() != 1 || op->getNumRegions() != 0 || !type ||
+      !type.hasStaticShape() || type.getNumElements() > kMaxFoldedElements)
+    return {};
+  SmallVector<Attribute> operands;
+  for (Value operand : op->getOperands()) {
+    DenseElementsAttr value = foldedConstant(operand, depth - 1);
+    if (!value)
+      return {};
+    operands.push_back(value);
+  }
+  SmallVector<OpFoldResult> results;
+  if (failed(op->fold(operands, results)) || results.size() != 1)
+    return {};
+  return dyn_cast_if_present<DenseElementsAttr>(dyn_cast_if_present<Attribute>(results[0]));
+}
+
 std::optional<DenseElementsAttr> NodeContext::constInput(size_t i) const {
   DenseElementsAttr attr;
   if (Value v = input(i); v && matchPattern(v, m_Constant(&attr)))
+    return attr;
+  return std::nullopt;
+}
+
+std::optional<DenseElementsAttr> NodeContext::foldedInput(size_t i) const {
+  Value v = input(i);
+  if (!v)
+    return std::nullopt;
+  if (DenseElementsAttr attr = foldedConstant(v, /*depth=*/8))
     return attr;
   return std::nullopt;
 }
@@ -91,9 +128,21 @@ RankedTensorType NodeContext::resultTypeOr(size_t i, RankedTensorType fallback) 
   if (i < (size_t)node_.output_size())
     if (const onnx::TypeProto *type = graph_.typeOf(node_.output(i))) {
       auto converted = convertTensorType(*type, context());
-      if (converted)
-        return *converted;
-      llvm::consumeError(converted.takeError());
+      if (!converted) {
+        llvm::consumeError(converted.takeError());
+        return fallback;
+      }
+      // Dims shape inference left dynamic take the handler's static ones
+      // (a Range whose bounds only the importer folds).
+      if (fallback && converted->getRank() == fallback.getRank() &&
+          converted->getElementType() == fallback.getElementType()) {
+        SmallVector<int64_t> dims(converted->getShape());
+        for (auto [dim, known] : llvm::zip(dims, fallback.getShape()))
+          if (ShapedType::isDynamic(dim))
+            dim = known;
+        return converted->clone(dims);
+      }
+      return *converted;
     }
   return fallback;
 }
@@ -171,6 +220,12 @@ llvm::Expected<DenseElementsAttr> NodeContext::convertTensor(const onnx::TensorP
   return import::convertTensor(tensor, graph_.baseDir(), context());
 }
 
+std::string qualifiedOpType(llvm::StringRef domain, llvm::StringRef opType) {
+  if (domain.empty() || domain == "ai.onnx")
+    return opType.str();
+  return (domain + "." + opType).str();
+}
+
 std::string describeNode(const onnx::NodeProto &node, size_t index) {
   if (!node.name().empty())
     return "node '" + node.name() + "'";
@@ -186,7 +241,7 @@ llvm::Error checkOpsSupported(const onnx::GraphProto &graph, int opset, int decl
   std::vector<std::string> unsupported;
   for (const auto &[index, node] : llvm::enumerate(graph.node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (defaultDomain && registry.lookup(node.op_type(), opset))
+    if (registry.lookup(qualifiedOpType(node), opset))
       continue;
     if (defaultDomain && skipKnownToOnnx &&
         onnx::OpSchemaRegistry::Schema(node.op_type(), declaredOpset, ""))
@@ -252,6 +307,8 @@ const HandlerRegistry &HandlerRegistry::instance() {
     registerLossHandlers(r);
     registerStructuredHandlers(r);
     registerScatterHandlers(r);
+    registerTrainingHandlers(r);
+    registerSignalHandlers(r);
     registerRecurrentHandlers(r);
     registerControlFlowHandlers(r);
     registerQuantizationHandlers(r);

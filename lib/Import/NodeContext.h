@@ -46,6 +46,9 @@ public:
   void setInput(size_t i, mlir::Value value);
   /// The values of a constant input (initializer, Constant node or folded).
   std::optional<mlir::DenseElementsAttr> constInput(size_t i) const;
+  /// constInput, or the value of a small input computed from constants by ops
+  /// that fold (sizes an expanded function computes from a bound input).
+  std::optional<mlir::DenseElementsAttr> foldedInput(size_t i) const;
   std::optional<llvm::SmallVector<int64_t>> constInts(size_t i) const;
   std::optional<llvm::SmallVector<double>> constFloats(size_t i) const;
 
@@ -102,7 +105,8 @@ using NodeHandler = mlir::LogicalResult (*)(NodeContext &ctx,
 
 /// Handlers by (op type, since-version): a node of opset N gets the handler
 /// with the highest since-version <= N. A null handler ends the op's range
-/// (an op removed from ONNX, as Upsample at 10).
+/// (an op removed from ONNX, as Upsample at 10). Ops of other domains than
+/// the default one are registered by their qualifiedOpType.
 class HandlerRegistry {
 public:
   void add(llvm::StringRef opType, int sinceVersion, NodeHandler handler);
@@ -116,6 +120,16 @@ public:
 private:
   llvm::StringMap<llvm::SmallVector<std::pair<int, NodeHandler>>> handlers_;
 };
+
+/// The domain of ONNX's optimizer ops (Adagrad, Adam, Momentum).
+inline constexpr llvm::StringLiteral kPreviewTrainingDomain = "ai.onnx.preview.training";
+
+/// The registry name of `opType` of `domain`: the op type in the default
+/// domain ("" or "ai.onnx"), "DOMAIN.OpType" in another.
+std::string qualifiedOpType(llvm::StringRef domain, llvm::StringRef opType);
+inline std::string qualifiedOpType(const onnx::NodeProto &node) {
+  return qualifiedOpType(node.domain(), node.op_type());
+}
 
 /// "node 'NAME'", or for an unnamed node "node #INDEX (output 'OUT')".
 std::string describeNode(const onnx::NodeProto &node, size_t index);
@@ -135,6 +149,8 @@ void registerDataMovementHandlers(HandlerRegistry &registry);
 void registerLossHandlers(HandlerRegistry &registry);
 void registerStructuredHandlers(HandlerRegistry &registry);
 void registerScatterHandlers(HandlerRegistry &registry);
+void registerTrainingHandlers(HandlerRegistry &registry);
+void registerSignalHandlers(HandlerRegistry &registry);
 void registerRecurrentHandlers(HandlerRegistry &registry);
 void registerControlFlowHandlers(HandlerRegistry &registry);
 void registerQuantizationHandlers(HandlerRegistry &registry);

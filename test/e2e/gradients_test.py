@@ -62,6 +62,11 @@ def positive(rng, shape, low=0.5, high=2.0):
     return rng.uniform(low, high, shape).astype(np.float32)
 
 
+def inside_unit(rng, shape):
+    """|x| <= 0.9: Asin's and Acos's derivatives stay finite."""
+    return rng.uniform(-0.9, 0.9, shape).astype(np.float32)
+
+
 def normal(rng, shape):
     return rng.standard_normal(shape).astype(np.float32)
 
@@ -89,7 +94,8 @@ def cases(rng):
     unary = {
         "Neg": normal, "Abs": away, "Exp": normal, "Log": positive, "Sqrt": positive,
         "Reciprocal": away, "Tanh": normal, "Sigmoid": normal, "Relu": away, "Softplus": normal,
-        "Erf": normal,
+        "Erf": normal, "Sin": normal, "Cos": normal, "Tan": inside_unit, "Asin": inside_unit,
+        "Acos": inside_unit, "Atan": normal,
     }
     for op, gen in unary.items():
         for shape in [(7,), (2, 3, 4)]:

@@ -323,6 +323,7 @@ _UNARY = {
     "Reciprocal": lambda x: 1.0 / x, "Tanh": np.tanh, "Sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
     "Softplus": lambda x: np.log1p(np.exp(x)), "Floor": np.floor, "Ceil": np.ceil,
     "HardSwish": lambda x: x * np.clip(x / 6.0 + 0.5, 0.0, 1.0),
+    "Sin": np.sin, "Cos": np.cos, "Tan": np.tan, "Asin": np.arcsin, "Acos": np.arccos, "Atan": np.arctan,
 }
 
 _TYPES = {1: np.float32, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}

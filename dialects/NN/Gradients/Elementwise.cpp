@@ -52,6 +52,20 @@ Value softplusGrad(GradBuilder &g, Value x, Value, Value dy) { return g.mul(dy, 
 Value erfGrad(GradBuilder &g, Value x, Value, Value dy) {
   return g.mul(dy, g.mul(g.exp(g.neg(g.mul(x, x))), 2.0 / std::sqrt(M_PI)));
 }
+Value sinGrad(GradBuilder &g, Value x, Value, Value dy) { return g.mul(dy, g.unary<CosOp>(x)); }
+Value cosGrad(GradBuilder &g, Value x, Value, Value dy) { return g.neg(g.mul(dy, g.unary<SinOp>(x))); }
+/// d/dx tan(x) = 1 + tan(x)^2.
+Value tanGrad(GradBuilder &g, Value, Value y, Value dy) {
+  return g.mul(dy, g.add(g.scalarLike(y, 1), g.mul(y, y)));
+}
+/// d/dx asin(x) = 1 / sqrt(1 - x^2) = -d/dx acos(x).
+Value asinGrad(GradBuilder &g, Value x, Value, Value dy) {
+  return g.div(dy, g.unary<SqrtOp>(g.sub(g.scalarLike(x, 1), g.mul(x, x))));
+}
+Value acosGrad(GradBuilder &g, Value x, Value y, Value dy) { return g.neg(asinGrad(g, x, y, dy)); }
+Value atanGrad(GradBuilder &g, Value x, Value, Value dy) {
+  return g.div(dy, g.add(g.scalarLike(x, 1), g.mul(x, x)));
+}
 /// HardSwish: x * clamp(x/6 + 1/2, 0, 1); 0 below -3, 1 above 3, (2x+3)/6 between.
 Value hardSwishGrad(GradBuilder &g, Value x, Value, Value dy) {
   Value inner = g.mul(dy, g.add(g.mul(x, 1.0 / 3.0), g.scalarLike(x, 0.5)));
@@ -246,6 +260,12 @@ void grad::registerElementwise(MLIRContext *context) {
   attach<SoftplusOp, unaryRule<SoftplusOp, softplusGrad>>(context);
   attach<ErfOp, unaryRule<ErfOp, erfGrad>>(context);
   attach<HardSwishOp, unaryRule<HardSwishOp, hardSwishGrad>>(context);
+  attach<SinOp, unaryRule<SinOp, sinGrad>>(context);
+  attach<CosOp, unaryRule<CosOp, cosGrad>>(context);
+  attach<TanOp, unaryRule<TanOp, tanGrad>>(context);
+  attach<AsinOp, unaryRule<AsinOp, asinGrad>>(context);
+  attach<AcosOp, unaryRule<AcosOp, acosGrad>>(context);
+  attach<AtanOp, unaryRule<AtanOp, atanGrad>>(context);
   attach<FloorOp, zeroRule<FloorOp>>(context);
   attach<CeilOp, zeroRule<CeilOp>>(context);
   attach<RoundOp, zeroRule<RoundOp>>(context);

@@ -30,6 +30,18 @@ FailureOr<Value> unaryFloat(OpBuilder &b, Location loc, Operation *op, Value x) 
     return (Value)math::ErfOp::create(b, loc, x);
   if (isa<nn::TanhOp>(op))
     return (Value)math::TanhOp::create(b, loc, x);
+  if (isa<nn::SinOp>(op))
+    return (Value)math::SinOp::create(b, loc, x);
+  if (isa<nn::CosOp>(op))
+    return (Value)math::CosOp::create(b, loc, x);
+  if (isa<nn::TanOp>(op))
+    return (Value)math::TanOp::create(b, loc, x);
+  if (isa<nn::AsinOp>(op))
+    return (Value)math::AsinOp::create(b, loc, x);
+  if (isa<nn::AcosOp>(op))
+    return (Value)math::AcosOp::create(b, loc, x);
+  if (isa<nn::AtanOp>(op))
+    return (Value)math::AtanOp::create(b, loc, x);
   if (auto gelu = dyn_cast<nn::GeluOp>(op)) {
     // The exported graphs' order: x / √2 (or the tanh polynomial), + 1, * x, * 0.5.
     Value inner;

@@ -1,10 +1,11 @@
 /// Handlers of data-movement and shape ops: Reshape, Transpose, Concat,
 /// Split, Slice, Gather, Pad, Resize, Constant and the shape computations.
 #include "lib/Import/handlers/HandlerUtils.h"
-
 #include "lib/Import/SizeLimits.h"
 
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -387,6 +388,7 @@ LogicalResult range(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   // libonnx computes limit - start in int64 unchecked: Range(-2^62, 2^62, 1)
   // got 0 elements. The exact length must agree with the inferred one.
   auto start = ctx.constInts(0), limit = ctx.constInts(1);
+  std::optional<int64_t> length;
   if (start && limit && intDelta && start->size() == 1 && limit->size() == 1 &&
       intDelta->size() == 1 && type->getRank() == 1) {
     APInt span = APInt(128, (*limit)[0], /*isSigned=*/true) - APInt(128, (*start)[0], true);
@@ -398,12 +400,36 @@ LogicalResult range(NodeContext &ctx, SmallVectorImpl<Value> &out) {
       count = 0;
     if (!count.isSignedIntN(64))
       return ctx.error("its start, limit and delta make more elements than int64 can count");
+    length = count.getSExtValue();
     if (!type->isDynamicDim(0) && type->getDimSize(0) != count.getSExtValue())
       return ctx.error(llvm::formatv("its start, limit and delta make {0} elements; shape "
                                      "inference gave {1}",
                                      count.getSExtValue(), type->getDimSize(0)));
   }
-  out.push_back(build<nn::RangeOp>(ctx, *type, {ctx.input(0), ctx.input(1), ctx.input(2)}));
+  // Float bounds that only fold in the importer (computed from a bound
+  // input) give the length shape inference could not: ceil((limit - start) /
+  // delta), in the inputs' float type.
+  auto foldedFloat = [&](size_t i) -> std::optional<double> {
+    auto attr = ctx.foldedInput(i);
+    if (!attr || attr->getNumElements() != 1 || !isa<FloatType>(attr->getElementType()))
+      return std::nullopt;
+    return (*attr->getValues<APFloat>().begin()).convertToDouble();
+  };
+  RankedTensorType resultType = *type;
+  if (type->getRank() == 1 && type->isDynamicDim(0)) {
+    auto fStart = foldedFloat(0), fLimit = foldedFloat(1), fDelta = foldedFloat(2);
+    if (!length && fStart && fLimit && fDelta && *fDelta != 0) {
+      double count = type->getElementType().isF32()
+                         ? std::ceil(((float)*fLimit - (float)*fStart) / (float)*fDelta)
+                         : std::ceil((*fLimit - *fStart) / *fDelta);
+      if (!std::isfinite(count) || count > (double)(int64_t(1) << 40))
+        return ctx.error("its start, limit and delta make too many elements");
+      length = (int64_t)count;
+    }
+    if (length)
+      resultType = type->clone({std::max<int64_t>(*length, 0)});
+  }
+  out.push_back(build<nn::RangeOp>(ctx, resultType, {ctx.input(0), ctx.input(1), ctx.input(2)}));
   return success();
 }
 

@@ -452,6 +452,12 @@ void registerElementwiseHandlers(HandlerRegistry &r) {
   r.add("Reciprocal", 6, unary<nn::ReciprocalOp>);
   r.add("Erf", 9, unary<nn::ErfOp>);
   r.add("Tanh", 6, unary<nn::TanhOp>);
+  r.add("Sin", 7, unary<nn::SinOp>);
+  r.add("Cos", 7, unary<nn::CosOp>);
+  r.add("Tan", 7, unary<nn::TanOp>);
+  r.add("Asin", 7, unary<nn::AsinOp>);
+  r.add("Acos", 7, unary<nn::AcosOp>);
+  r.add("Atan", 7, unary<nn::AtanOp>);
   r.add("Sigmoid", 6, unary<nn::SigmoidOp>);
   r.add("Relu", 6, unary<nn::ReluOp>);
   r.add("Floor", 6, unary<nn::FloorOp>);

@@ -107,3 +107,30 @@ func.func @batch_norm(%x: tensor<1x4x2x2xf32>, %s: tensor<4xf32>, %b: tensor<4xf
   %0 = nn.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f64} : (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x2x2xf32>
   return %0 : tensor<1x4x2x2xf32>
 }
+
+// -----
+
+// The trigonometric functions are their math ops (libm on the host, libdevice
+// on the GPU), in the element type.
+// CHECK-LABEL: func.func @trig
+// CHECK: func.func private @k0_sin
+// CHECK: math.sin %{{.*}} : f32
+// CHECK: func.func private @k0_cos
+// CHECK: math.cos %{{.*}} : f32
+// CHECK: func.func private @k0_tan
+// CHECK: math.tan %{{.*}} : f64
+// CHECK: func.func private @k0_asin
+// CHECK: math.asin %{{.*}} : f32
+// CHECK: func.func private @k0_acos
+// CHECK: math.acos %{{.*}} : f32
+// CHECK: func.func private @k0_atan
+// CHECK: math.atan %{{.*}} : f64
+func.func @trig(%x: tensor<4xf32>, %d: tensor<3xf64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<3xf64>, tensor<4xf32>, tensor<4xf32>, tensor<3xf64>) {
+  %0 = nn.sin %x : tensor<4xf32>
+  %1 = nn.cos %x : tensor<4xf32>
+  %2 = nn.tan %d : tensor<3xf64>
+  %3 = nn.asin %x : tensor<4xf32>
+  %4 = nn.acos %x : tensor<4xf32>
+  %5 = nn.atan %d : tensor<3xf64>
+  return %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<4xf32>, tensor<3xf64>, tensor<4xf32>, tensor<4xf32>, tensor<3xf64>
+}
