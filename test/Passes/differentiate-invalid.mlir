@@ -2,11 +2,23 @@
 
 // An op on a path from an input to an output without a gradient rule: the
 // error names the ONNX node and the op.
-func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<8xf32> {nn.name = "y"}) {
-  %0 = nn.exp %x : tensor<4xf32>
-  // expected-error@unknown {{node 'upsample' (nn.resize): no gradient rule for this op}}
-  %1 = nn.resize %0 {scales = array<f64: 2.0>, roi = array<f64>, mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", cubic_coeff_a = -0.75 : f64, exclude_outside = false, extrapolation_value = 0.0 : f64} : (tensor<4xf32>) -> tensor<8xf32> loc("upsample")
-  return %1 : tensor<8xf32>
+func.func @forward(%x: tensor<f32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name = "y"}) {
+  %0 = nn.exp %x : tensor<f32>
+  %limit = nn.constant dense<9.0> : tensor<f32>
+  %delta = nn.constant dense<2.0> : tensor<f32>
+  // expected-error@unknown {{node 'positions' (nn.range): no gradient rule for this op}}
+  %1 = nn.range %0, %limit, %delta : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<4xf32> loc("positions")
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// Resize's rule refuses tf_crop_and_resize: its extrapolated values are
+// constants, not a linear map of the input.
+func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<6xf32> {nn.name = "y"}) {
+  // expected-error@+1 {{gradient: tf_crop_and_resize is not differentiable here}}
+  %0 = nn.resize %x {scales = array<f64: 1.5>, roi = array<f64: 0.1, 0.9>, mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize", nearest_mode = "floor", cubic_coeff_a = -0.75 : f64, exclude_outside = false, extrapolation_value = 0.0 : f64} : (tensor<4xf32>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
 }
 
 // -----
