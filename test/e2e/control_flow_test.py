@@ -20,9 +20,7 @@ thread mapping run on the CPU); |got - want| <= 1e-5 + 1e-4 |want| against
 float64 numpy. Uses Debian's python3-onnx.
 """
 import argparse
-import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -32,26 +30,10 @@ from onnx import helper, numpy_helper, TensorProto
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
-from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
+from e2e_util import PLANS, compile_for_plan, read_tensor, run, run_checks, work_folder  # noqa: E402
 
-PLANS = {"cpu": ["--target=cpu"], "gpu-plan": ["--emulate-gpu"]}
 RTOL, ATOL = 1e-4, 1e-5
 
-
-def ptxas_found():
-    return bool(shutil.which("ptxas")) or os.path.exists("/usr/local/cuda/bin/ptxas")
-
-
-def compile_module(args, path, so, plan, extra=()):
-    """Compiles for `plan`; for the GPU plan the PTX must have assembled
-    (cubins for the default CUDA targets) wherever ptxas is found."""
-    stats = so + ".stats.json"
-    run([args.nncc, path, "-o", so, f"--stats={stats}"] + list(extra) + PLANS[plan], "nncc")
-    if plan == "gpu-plan" and ptxas_found():
-        with open(stats) as f:
-            cubins = json.load(f).get("gpu_cubins", [])
-        if not cubins:
-            raise RuntimeError(f"{so}: no cubin assembled although ptxas is found")
 
 
 def write_tensor(path, array, name):
@@ -188,7 +170,7 @@ def check_inline(args, work, plan, sr):
     if "nn.where" in nn or other in nn:
         return False, f"if inline sr={sr} {plan}: FAIL not inlined (nn.where or {other} left)"
     so = os.path.join(folder, "vad.so")
-    compile_module(args, path, so, plan, ["--bind-input", f"sr={bound}"])
+    compile_for_plan(args.nncc, path, so, plan, ["--bind-input", f"sr={bound}"])
     run_module(args, so, os.path.join(folder, "run"), [("x", x)])
     ok, line = compare(os.path.join(folder, "run"), [want(x, sr)])
     return ok, f"if inline sr={sr} {plan}: {'ok  ' if ok else 'FAIL'} {line}"
@@ -206,7 +188,7 @@ def check_predicated(args, work, plan):
     if "nn.where" not in nn:
         return False, f"if predicated {plan}: FAIL no nn.where in the nn IR"
     so = os.path.join(folder, "vad.so")
-    compile_module(args, path, so, plan, ["--shape", "sr:"])
+    compile_for_plan(args.nncc, path, so, plan, ["--shape", "sr:"])
     lines, all_ok = [], True
     for sr in (16000, 8000):
         sub = os.path.join(folder, f"sr{sr}")
@@ -227,7 +209,7 @@ def check_loops(args, work, plan):
     path = os.path.join(folder, "loops.onnx")
     save(model, path)
     so = os.path.join(folder, "loops.so")
-    compile_module(args, path, so, plan)
+    compile_for_plan(args.nncc, path, so, plan)
     run_module(args, so, os.path.join(folder, "run"), [("x", x), ("s", s)])
     ok, line = compare(os.path.join(folder, "run"), want(x, s))
     return ok, f"loop+scan {plan}: {'ok  ' if ok else 'FAIL'} {line}"

@@ -1,7 +1,9 @@
-"""What the end-to-end tests share: running the tools, reading their
-TensorProto outputs, and the work folder."""
+"""What the end-to-end tests share: running the tools, compiling for the CPU
+and GPU plans, reading their TensorProto outputs, and the work folder."""
+import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 
@@ -18,6 +20,44 @@ def run(cmd, what):
     if os.path.basename(cmd[0]) == "nncc" and "-o" in cmd and cmd[cmd.index("-o") + 1].endswith(".so"):
         check_module_symbols(cmd[cmd.index("-o") + 1])
     return p.stdout
+
+
+# The two plans a model compiles to: the CPU's, and the GPU's with its thread
+# mapping run on the CPU (--emulate-gpu).
+PLANS = {"cpu": ["--target=cpu"], "gpu-plan": ["--emulate-gpu"]}
+
+
+def ptxas_found():
+    return bool(shutil.which("ptxas")) or os.path.exists("/usr/local/cuda/bin/ptxas")
+
+
+def compile_for_plan(nncc, path, so, plan, extra=()):
+    """Compiles `path` to `so` for `plan` (a PLANS key); for the GPU plan the
+    PTX must have assembled (cubins for the default CUDA targets) wherever
+    ptxas is found."""
+    stats = so + ".stats.json"
+    run([nncc, path, "-o", so, f"--stats={stats}"] + list(extra) + PLANS[plan], "nncc")
+    if plan == "gpu-plan" and ptxas_found():
+        with open(stats) as f:
+            if not json.load(f).get("gpu_cubins", []):
+                raise RuntimeError(f"{so}: no cubin assembled although ptxas is found")
+
+
+def compile_and_run(nncc, nncc_run, case, model, feeds, plan):
+    """Saves `model` and its inputs `feeds` ([(name, array)]) under `case`,
+    compiles it for `plan` and runs it; returns the outputs as arrays."""
+    in_dir, out_dir = os.path.join(case, "inputs"), os.path.join(case, "outputs")
+    os.makedirs(in_dir, exist_ok=True)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(case, "model.onnx")
+    onnx.save(model, path)
+    for k, (input_name, value) in enumerate(feeds):
+        with open(os.path.join(in_dir, f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, input_name).SerializeToString())
+    so = os.path.join(case, "model.so")
+    compile_for_plan(nncc, path, so, plan)
+    run([nncc_run, so, "--input-dir", in_dir, "--output-dir", out_dir], "nncc-run")
+    return [read_tensor(os.path.join(out_dir, f"output_{k}.pb")) for k in range(len(model.graph.output))]
 
 
 def check_module_symbols(so):

@@ -26,9 +26,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from e2e_util import read_tensor, run, run_checks, work_folder
+from e2e_util import PLANS, compile_and_run, run_checks, work_folder
 
-PLANS = {"cpu": ["--target=cpu"], "gpu": ["--emulate-gpu"]}
 
 
 def make_model(name, nodes, inputs, outputs, inits, opset=13):
@@ -38,21 +37,6 @@ def make_model(name, nodes, inputs, outputs, inits, opset=13):
     onnx.checker.check_model(model)
     return model
 
-
-def compile_and_run(args, work, name, model, feeds, plan):
-    case = os.path.join(work, f"{name}-{plan}")
-    in_dir, out_dir = os.path.join(case, "inputs"), os.path.join(case, "outputs")
-    os.makedirs(in_dir, exist_ok=True)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(case, "model.onnx")
-    onnx.save(model, path)
-    for k, (input_name, value) in enumerate(feeds):
-        with open(os.path.join(in_dir, f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, input_name).SerializeToString())
-    so = os.path.join(case, "model.so")
-    run([args.nncc, path, "-o", so] + PLANS[plan], "nncc")
-    run([args.nncc_run, so, "--input-dir", in_dir, "--output-dir", out_dir], "nncc-run")
-    return [read_tensor(os.path.join(out_dir, f"output_{k}.pb")) for k in range(len(model.graph.output))]
 
 
 def quantize(x, scale, zero_point, lo, hi):
@@ -107,7 +91,7 @@ def qdq_conv(args, work, rng, plan):
              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
     model = make_model("qdq_conv", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 16, 9, 9))], inits)
-    (y,) = compile_and_run(args, work, "qdq_conv", model, [("x", x)], plan)
+    (y,) = compile_and_run(args.nncc, args.nncc_run, os.path.join(work, f"qdq_conv-{plan}"), model, [("x", x)], plan)
     # The activations' quantization is exact elementwise f32 arithmetic: the
     # reference takes it in f32 like the model, the convolution in float64.
     xq = np.clip(np.rint(x / xs) + xz, 0, 255)
@@ -135,7 +119,7 @@ def qdq_matmul(args, work, rng, plan):
              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
     model = make_model("qdq_matmul", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
                        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (5, 24))], inits)
-    (y,) = compile_and_run(args, work, "qdq_matmul", model, [("x", x)], plan)
+    (y,) = compile_and_run(args.nncc, args.nncc_run, os.path.join(work, f"qdq_matmul-{plan}"), model, [("x", x)], plan)
     xq = np.clip(np.rint(x / xs) + xz, -128, 127)
     xd = ((xq - xz) * xs).astype(np.float64)
     wd = (wq.astype(np.float64) * ws.astype(np.float64)[None, :]).astype(np.float32).astype(np.float64)
@@ -152,7 +136,7 @@ def matmul_integer(args, work, rng, plan):
                        [helper.make_tensor_value_info("a", TensorProto.UINT8, a.shape),
                         helper.make_tensor_value_info("b", TensorProto.UINT8, b.shape)],
                        [helper.make_tensor_value_info("y", TensorProto.INT32, (3, 4))], [], opset=10)
-    (y,) = compile_and_run(args, work, "matmul_integer", model, [("a", a), ("b", b)], plan)
+    (y,) = compile_and_run(args.nncc, args.nncc_run, os.path.join(work, f"matmul_integer-{plan}"), model, [("a", a), ("b", b)], plan)
     want = a.astype(np.int64) @ b.astype(np.int64)
     ok = y.dtype == np.int32 and np.array_equal(y.astype(np.int64), want)
     return ok, f"max {want.max()} (2^24 = {2 ** 24}), {int((y == want).sum())}/{want.size} exact"
@@ -171,7 +155,7 @@ def conv_integer(args, work, rng, plan):
                         helper.make_tensor_value_info("w", TensorProto.UINT8, w.shape)],
                        [helper.make_tensor_value_info("y", TensorProto.INT32, (1, 8, 6, 6))],
                        [numpy_helper.from_array(np.array(xz), "xz"), numpy_helper.from_array(wz, "wz")], opset=10)
-    (y,) = compile_and_run(args, work, "conv_integer", model, [("x", x), ("w", w)], plan)
+    (y,) = compile_and_run(args.nncc, args.nncc_run, os.path.join(work, f"conv_integer-{plan}"), model, [("x", x), ("w", w)], plan)
     want = conv2d(x.astype(np.int64) - int(xz), w.astype(np.int64) - wz.astype(np.int64)[:, None, None, None], 1)
     ok = y.dtype == np.int32 and np.array_equal(y.astype(np.int64), want)
     return ok, f"max |y| {np.abs(want).max()} (2^24 = {2 ** 24}), {int((y == want).sum())}/{want.size} exact"
@@ -199,7 +183,7 @@ def qlinear(args, work, rng, plan):
                        [helper.make_tensor_value_info("w", TensorProto.INT8, w.shape)],
                        [helper.make_tensor_value_info("y", TensorProto.UINT8, (2, 3, 7)),
                         helper.make_tensor_value_info("z", TensorProto.INT8, (1, 6, 5, 5))], inits, opset=10)
-    y, z = compile_and_run(args, work, "qlinear", model, [("a", a), ("b", b), ("x", x), ("w", w)], plan)
+    y, z = compile_and_run(args.nncc, args.nncc_run, os.path.join(work, f"qlinear-{plan}"), model, [("a", a), ("b", b), ("x", x), ("w", w)], plan)
     acc = (a.astype(np.int64) - int(za)) @ (b.astype(np.int64) - int(zb))
     want_y = np.clip(np.rint(acc * np.float64(f(sa * sb) / sy)) + int(zy), 0, 255)
     acc = conv2d(x.astype(np.int64) - int(zx), w.astype(np.int64), 1, group=2) + bias[None, :, None, None]

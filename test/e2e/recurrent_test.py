@@ -14,9 +14,7 @@ on the CPU) and every output compared: |got - want| <= 1e-5 + 1e-4 |want|.
 Uses Debian's python3-onnx.
 """
 import argparse
-import json
 import os
-import shutil
 import sys
 
 import numpy as np
@@ -25,26 +23,10 @@ from onnx import helper, numpy_helper, TensorProto
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
-from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
+from e2e_util import PLANS, compile_for_plan, read_tensor, run, run_checks, work_folder  # noqa: E402
 
-PLANS = {"cpu": ["--target=cpu"], "gpu-plan": ["--emulate-gpu"]}
 RTOL, ATOL = 1e-4, 1e-5
 
-
-def ptxas_found():
-    return bool(shutil.which("ptxas")) or os.path.exists("/usr/local/cuda/bin/ptxas")
-
-
-def compile_module(args, path, so, plan, extra=()):
-    """Compiles for `plan`; for the GPU plan the PTX must have assembled
-    (cubins for the default CUDA targets) wherever ptxas is found."""
-    stats = so + ".stats.json"
-    run([args.nncc, path, "-o", so, f"--stats={stats}"] + list(extra) + PLANS[plan], "nncc")
-    if plan == "gpu-plan" and ptxas_found():
-        with open(stats) as f:
-            cubins = json.load(f).get("gpu_cubins", [])
-        if not cubins:
-            raise RuntimeError(f"{so}: no cubin assembled although ptxas is found")
 
 
 def sigmoid(x):
@@ -91,7 +73,6 @@ def reference(cell, attrs, X, W, R, B=None, lens=None, h0=None, c0=None, P=None)
         c0 = None if c0 is None else c0.transpose(1, 0, 2)
     seq, batch, _ = X.shape
     dirs, gh, hidden = R.shape
-    gates = gh // hidden
     per_dir = {"lstm": 3, "gru": 2, "rnn": 1}[cell]
     default = {"lstm": ["Sigmoid", "Tanh", "Tanh"], "gru": ["Sigmoid", "Tanh"], "rnn": ["Tanh"]}[cell]
     names = attrs.get("activations", default * dirs)
@@ -215,7 +196,7 @@ def check(case, plan, args, work):
     with open(path, "wb") as f:
         f.write(model.SerializeToString())
     so = os.path.join(folder, "model.so")
-    compile_module(args, path, so, plan)
+    compile_for_plan(args.nncc, path, so, plan)
     for k, a in enumerate(inputs):
         with open(os.path.join(folder, f"input_{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(a, f"in{k}").SerializeToString())

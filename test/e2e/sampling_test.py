@@ -25,26 +25,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from e2e_util import read_tensor, run, run_checks, work_folder
+from e2e_util import PLANS, compile_and_run, run_checks, work_folder
 
-PLANS = {"cpu": ["--target=cpu"], "gpu": ["--emulate-gpu"]}
 BACKEND_NODE = "/usr/share/libonnx-testdata/data/node"
 
-
-def compile_and_run(args, work, name, model, feeds, plan):
-    case = os.path.join(work, f"{name}-{plan}")
-    in_dir, out_dir = os.path.join(case, "inputs"), os.path.join(case, "outputs")
-    os.makedirs(in_dir, exist_ok=True)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(case, "model.onnx")
-    onnx.save(model, path)
-    for k, (input_name, value) in enumerate(feeds):
-        with open(os.path.join(in_dir, f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, input_name).SerializeToString())
-    so = os.path.join(case, "model.so")
-    run([args.nncc, path, "-o", so] + PLANS[plan], "nncc")
-    run([args.nncc_run, so, "--input-dir", in_dir, "--output-dir", out_dir], "nncc-run")
-    return [read_tensor(os.path.join(out_dir, f"output_{k}.pb")) for k in range(len(model.graph.output))]
 
 
 def reflect(x, lo, hi):
@@ -173,7 +157,7 @@ def grid_sample_case(args, work, mode, padding, align, plan):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
     model.ir_version = 8
     name = f"gridsample_{mode}_{padding}_{int(align)}"
-    (y,) = compile_and_run(args, work, name, model, [("x", x), ("g", grid)], plan)
+    (y,) = compile_and_run(args.nncc, args.nncc_run, os.path.join(work, f"{name}-{plan}"), model, [("x", x), ("g", grid)], plan)
     return compare(y, grid_sample_ref(x, grid, mode, padding, align), f"{name} [{plan}]")
 
 
@@ -193,7 +177,7 @@ def roi_align_case(args, work, mode, half_pixel, plan):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
     model.ir_version = 8
     name = f"roialign_{mode}_{ctm}"
-    (y,) = compile_and_run(args, work, name, model, [("x", x), ("rois", rois), ("b", batch)], plan)
+    (y,) = compile_and_run(args.nncc, args.nncc_run, os.path.join(work, f"{name}-{plan}"), model, [("x", x), ("rois", rois), ("b", batch)], plan)
     return compare(y, roi_align_ref(x, rois, batch, mode, half_pixel, 3, 4, 2, 0.9), f"{name} [{plan}]")
 
 
