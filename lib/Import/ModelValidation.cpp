@@ -149,6 +149,36 @@ llvm::Error checkOutputsDefined(const onnx::GraphProto &graph, llvm::StringRef f
   return llvm::Error::success();
 }
 
+/// Every node input names a graph input, an initializer, an earlier node's
+/// output or (in a subgraph) a value of a graph around it. The checker says so
+/// only for the opsets libonnx knows; for newer ones shape inference reads the
+/// type of an undefined input through a null pointer (Shape at opset 20).
+llvm::Error checkInputsDefined(const onnx::GraphProto &graph, std::set<std::string> visible,
+                               llvm::StringRef file) {
+  for (const auto &input : graph.input())
+    visible.insert(input.name());
+  for (const auto &tensor : graph.initializer())
+    visible.insert(tensor.name());
+  for (const auto &sparse : graph.sparse_initializer())
+    visible.insert(sparse.values().name());
+  for (const auto &[index, node] : llvm::enumerate(graph.node())) {
+    for (const auto &input : node.input())
+      if (!input.empty() && !visible.count(input))
+        return fail(file, describeNode(node, index) + " (" + node.op_type() + "): input '" + input +
+                              "' is not produced by any earlier node, input or initializer");
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        if (auto err = checkInputsDefined(attr.g(), visible, file))
+          return err;
+      for (const auto &sub : attr.graphs())
+        if (auto err = checkInputsDefined(sub, visible, file))
+          return err;
+    }
+    visible.insert(node.output().begin(), node.output().end());
+  }
+  return llvm::Error::success();
+}
+
 /// For the ops whose shape inference is libonnx's convPoolShapeInference or
 /// convTransposeShapeInference: the index of the weight input, -1 for pools.
 std::optional<int> convPoolWeightIndex(llvm::StringRef opType, llvm::StringRef domain) {
@@ -290,6 +320,8 @@ llvm::Error validateModel(const onnx::ModelProto &model, llvm::StringRef file) {
   if (auto err = checkSingleAssignment(model.graph(), file))
     return err;
   if (auto err = checkOutputsDefined(model.graph(), file))
+    return err;
+  if (auto err = checkInputsDefined(model.graph(), {}, file))
     return err;
   return forEachGraph(model.graph(), [&](const onnx::GraphProto &graph) -> llvm::Error {
     if (auto err = checkTensors(graph, file))
