@@ -40,8 +40,10 @@ FailureOr<std::pair<double, double>> quantRange(NodeContext &ctx, Type element) 
 /// A scale or zero point shaped to broadcast against `x`, quantized along
 /// `axis` (as the attribute gives it): a scalar or one-element tensor becomes
 /// 0-d (per tensor), a vector becomes [1, ..., n, ..., 1] with n at the axis
-/// (per axis).
+/// (per axis). An absent optional input (null) stays null.
 FailureOr<Value> alongAxis(NodeContext &ctx, Value v, RankedTensorType x, int64_t axis, StringRef what) {
+  if (!v)
+    return Value();
   auto type = cast<RankedTensorType>(v.getType());
   if (!type.hasStaticShape())
     return ctx.error(what + " needs a static shape");
@@ -98,13 +100,9 @@ LogicalResult quantizeLinear(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   auto scale = alongAxis(ctx, ctx.input(1), xType, axis, "y_scale");
   if (failed(scale))
     return failure();
-  Value zeroPoint;
-  if (ctx.input(2)) {
-    auto zp = alongAxis(ctx, ctx.input(2), xType, axis, "y_zero_point");
-    if (failed(zp))
-      return failure();
-    zeroPoint = *zp;
-  }
+  auto zeroPoint = alongAxis(ctx, ctx.input(2), xType, axis, "y_zero_point");
+  if (failed(zeroPoint))
+    return failure();
   // x / scale in the scale's float type (f32 before opset 19); an i32 x
   // divides in f64, as numpy promotes it.
   Type ft = cast<RankedTensorType>(scale->getType()).getElementType();
@@ -113,7 +111,7 @@ LogicalResult quantizeLinear(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   if (isa<IntegerType>(xType.getElementType()))
     ft = ctx.builder().getF64Type();
   Value q = build<nn::DivOp>(ctx, xType.clone(ft), {castTo(ctx, ctx.input(0), ft), castTo(ctx, *scale, ft)});
-  auto y = requantize(ctx, q, zeroPoint, *type);
+  auto y = requantize(ctx, q, *zeroPoint, *type);
   if (failed(y))
     return failure();
   out.push_back(*y);
@@ -136,15 +134,11 @@ LogicalResult dequantizeLinear(NodeContext &ctx, SmallVectorImpl<Value> &out) {
   auto scale = alongAxis(ctx, ctx.input(1), xType, axis, "x_scale");
   if (failed(scale))
     return failure();
-  Value zeroPoint;
-  if (ctx.input(2)) {
-    auto zp = alongAxis(ctx, ctx.input(2), xType, axis, "x_zero_point");
-    if (failed(zp))
-      return failure();
-    zeroPoint = *zp;
-  }
+  auto zeroPoint = alongAxis(ctx, ctx.input(2), xType, axis, "x_zero_point");
+  if (failed(zeroPoint))
+    return failure();
   Type ft = type->getElementType();
-  Value d = castTo(ctx, minusZeroPoint(ctx, ctx.input(0), zeroPoint), ft);
+  Value d = castTo(ctx, minusZeroPoint(ctx, ctx.input(0), *zeroPoint), ft);
   out.push_back(build<nn::MulOp>(ctx, *type, {d, castTo(ctx, *scale, ft)}));
   return success();
 }
@@ -236,20 +230,14 @@ FailureOr<Value> integerConv(NodeContext &ctx, Value x, Value xZp, Value w, Valu
   auto window = readWindow(ctx, xType, ctx.attrInts("kernel_shape", SmallVector<int64_t>(wType.getShape().drop_front(2))));
   if (failed(window))
     return failure();
-  if (xZp) {
-    auto zp = alongAxis(ctx, xZp, xType, 1, "x_zero_point");
-    if (failed(zp))
-      return failure();
-    xZp = *zp;
-  }
-  if (wZp) {
-    auto zp = alongAxis(ctx, wZp, wType, 0, "w_zero_point");
-    if (failed(zp))
-      return failure();
-    wZp = *zp;
-  }
+  auto xPoint = alongAxis(ctx, xZp, xType, 1, "x_zero_point");
+  if (failed(xPoint))
+    return failure();
+  auto wPoint = alongAxis(ctx, wZp, wType, 0, "w_zero_point");
+  if (failed(wPoint))
+    return failure();
   Type i32 = ctx.builder().getI32Type();
-  SmallVector<Value> operands{minusZeroPoint(ctx, x, xZp), minusZeroPoint(ctx, w, wZp)};
+  SmallVector<Value> operands{minusZeroPoint(ctx, x, *xPoint), minusZeroPoint(ctx, w, *wPoint)};
   if (bias)
     operands.push_back(castTo(ctx, bias, i32));
   return (Value)build<nn::ConvOp>(
@@ -279,13 +267,9 @@ FailureOr<Value> requantizeAccumulator(NodeContext &ctx, Value acc, Value s1, Va
   auto yScale = alongAxis(ctx, ctx.input(6), scalarType, 0, "y_scale");
   if (failed(yScale))
     return failure();
-  Value yZp;
-  if (ctx.input(7)) {
-    auto zp = alongAxis(ctx, ctx.input(7), scalarType, 0, "y_zero_point");
-    if (failed(zp))
-      return failure();
-    yZp = *zp;
-  }
+  auto yZp = alongAxis(ctx, ctx.input(7), scalarType, 0, "y_zero_point");
+  if (failed(yZp))
+    return failure();
   Type f32 = ctx.builder().getF32Type(), f64 = ctx.builder().getF64Type();
   s1 = castTo(ctx, s1, f32);
   s2 = castTo(ctx, s2, f32);
@@ -293,7 +277,7 @@ FailureOr<Value> requantizeAccumulator(NodeContext &ctx, Value acc, Value s1, Va
   ratio = build<nn::DivOp>(ctx, cast<RankedTensorType>(ratio.getType()), {ratio, castTo(ctx, *yScale, f32)});
   auto accType = cast<RankedTensorType>(acc.getType());
   Value v = build<nn::MulOp>(ctx, accType.clone(f64), {castTo(ctx, acc, f64), castTo(ctx, ratio, f64)});
-  return requantize(ctx, v, yZp, outType);
+  return requantize(ctx, v, *yZp, outType);
 }
 
 LogicalResult qLinearMatMul(NodeContext &ctx, SmallVectorImpl<Value> &out) {
