@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Benchmark driver: nncc (CPU target) against onnxruntime on the bench/models.py zoo.
+"""Benchmark driver: nncc (default targets, run on the CPU) against onnxruntime on the bench/models.py zoo.
 
     /usr/bin/python3 bench/bench.py [--out bench/out] [--models a,b] [--batches 1,32]
                                     [--budget SECONDS] [--threads 1] [--update-docs]
 
 bench/run.sh builds what this needs and calls it; see docs/performance.md. For every model and
 batch it
-  1. compiles the model with `nncc --target=cpu --cpu=native --stats` under /usr/bin/time -v (wall time, peak RSS, phases);
+  1. compiles the model with `nncc --cpu=native --stats` (default targets) under /usr/bin/time -v (wall time, peak RSS, phases);
   2. starts two long-lived harnesses, bench/out/bin/nncc_bench (C++, the runtime API) and
      `node bench/ort_bench.js` (onnxruntime-node), each with its own session on the same inputs;
   3. warms both up, then alternates blocks of timed runs between them (ABBA order), so that
@@ -187,12 +187,13 @@ def parse_time_v(text):
 
 def compile_model(nncc, onnx_path, so_path, stats_path):
     t0 = time.monotonic()
-    # The CPU target alone: CPU-only modules run convolutions as direct kernels
-    # (with a CUDA target they stay im2col + GEMM for cuBLASLt). --cpu=native:
-    # onnxruntime picks its kernels for this machine's CPU at run time, so
-    # nncc's host code is compiled for it too (the default, x86-64-v3, is for
-    # modules that travel).
-    r = sh(["/usr/bin/time", "-v", nncc, onnx_path, "-o", so_path, "--target=cpu", "--cpu=native",
+    # The default targets, as a user builds: the module carries a CPU plan
+    # (direct convolution kernels) and, where the CUDA toolkit is found, a
+    # CUDA plan (im2col + cuBLASLt); the CPU session runs the CPU plan.
+    # --cpu=native: onnxruntime picks its kernels for this machine's CPU at
+    # run time, so nncc's host code is compiled for it too (the default,
+    # x86-64-v3, is for modules that travel).
+    r = sh(["/usr/bin/time", "-v", nncc, onnx_path, "-o", so_path, "--cpu=native",
             f"--stats={stats_path}"])
     wall = time.monotonic() - t0
     info = parse_time_v(r.stderr)
@@ -231,7 +232,7 @@ def train_step_time(nncc, nncc_run, entry, zoo_dir, tag, in_root, threads, env):
     from onnx import numpy_helper
     so = os.path.join(zoo_dir, tag + ".train.so")
     stats = os.path.join(zoo_dir, tag + ".train.stats.json")
-    r = sh([nncc, entry["path"], "--train", "--loss=mse", "--target=cpu", "--cpu=native", f"--stats={stats}",
+    r = sh([nncc, entry["path"], "--train", "--loss=mse", "--cpu=native", f"--stats={stats}",
             "-o", so])
     if r.returncode != 0:
         return {"error": r.stderr.strip()}

@@ -23,9 +23,9 @@ namespace {
 
 void kernel(void **, int64_t, int64_t) {}
 
-// The base module: two entries (kernels, a GEMM with bias, a copy, a
-// run-time check), two kernels with GPU launches, a GPU image with PTX and
-// a cubin, embedded weights, a CPU level.
+// The base module: a CPU and a CUDA plan of two entries each (kernels, a
+// GEMM with bias, a copy, a run-time check), two kernels with GPU launches,
+// a GPU image with PTX and a cubin, embedded weights, a CPU level.
 const int64_t xDims[] = {4, 8}, yDims[] = {4, 4}, vDims[] = {16};
 const nncc_tensor_desc fwdIn[] = {{"x", NNCC_DTYPE_F32, 2, xDims}};
 const nncc_tensor_desc fwdOut[] = {{"y", NNCC_DTYPE_F32, 2, yDims},
@@ -54,6 +54,7 @@ const nncc_step dblSteps[] = {{NNCC_STEP_KERNEL, 1, 2, dblArgs, 0, nullptr, 0, n
 const nncc_entry entries[] = {
     {"forward", 1, fwdIn, 2, fwdOut, 320, 3, fwdSteps, 1, fwdChecks},
     {"double_it", 1, dblIn, 1, dblOut, 0, 1, dblSteps, 0, nullptr}};
+const nncc_plan plans[] = {{NNCC_DEVICE_CPU, 2, entries}, {NNCC_DEVICE_CUDA, 2, entries}};
 const nncc_gpu_launch launches0[] = {{"add", {4, 1, 1}, {32, 1, 1}, 0},
                                      {"flag", {1, 1, 1}, {1, 1, 1}, 0}};
 const nncc_gpu_launch launches1[] = {{"dbl", {1, 1, 1}, {16, 1, 1}, 0}};
@@ -64,7 +65,7 @@ const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
 const nncc_gpu_image images[] = {
     {"sm_90", ".version 8.0\n.target sm_90\n.entry add() { ret; }\n", cubin, sizeof(cubin)}};
 const nncc_module base = {NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module),
-                          "nncc fuzz", 2, entries, 2, kernels, 2, weights, blob, nullptr,
+                          "nncc fuzz", 2, plans, 2, kernels, 2, weights, blob, nullptr,
                           sizeof(blob), 0, 1, images, "x86-64-v3", "avx,avx2,fma", 0};
 
 /// The flattened module: bytes, and the offsets of its pointer slots.
@@ -109,13 +110,11 @@ void flattenDescs(Image &img, size_t slot, const nncc_tensor_desc *d, int32_t n)
   }
 }
 
-Image flatten(const nncc_module &m) {
-  Image img;
-  img.append(&m, sizeof(m));
-  img.string(offsetof(nncc_module, producer), m.producer);
-  size_t es = img.table(offsetof(nncc_module, entries), m.entries, m.num_entries);
-  for (int32_t e = 0; e < m.num_entries; ++e) {
-    const nncc_entry &en = m.entries[e];
+/// Each plan gets its own copy of its entries, so mutations differ per plan.
+void flattenEntries(Image &img, size_t slot, const nncc_plan &plan) {
+  size_t es = img.table(slot, plan.entries, plan.num_entries);
+  for (int32_t e = 0; e < plan.num_entries; ++e) {
+    const nncc_entry &en = plan.entries[e];
     img.string(SLOT(es, nncc_entry, e, name), en.name);
     flattenDescs(img, SLOT(es, nncc_entry, e, inputs), en.inputs, en.num_inputs);
     flattenDescs(img, SLOT(es, nncc_entry, e, outputs), en.outputs, en.num_outputs);
@@ -131,6 +130,15 @@ Image flatten(const nncc_module &m) {
     for (int32_t c = 0; c < en.num_checks; ++c)
       img.string(SLOT(cs, nncc_check, c, message), en.checks[c].message);
   }
+}
+
+Image flatten(const nncc_module &m) {
+  Image img;
+  img.append(&m, sizeof(m));
+  img.string(offsetof(nncc_module, producer), m.producer);
+  size_t ps = img.table(offsetof(nncc_module, plans), m.plans, m.num_plans);
+  for (int32_t p = 0; p < m.num_plans; ++p)
+    flattenEntries(img, SLOT(ps, nncc_plan, p, entries), m.plans[p]);
   size_t ks = img.table(offsetof(nncc_module, kernels), m.kernels, m.num_kernels);
   for (int32_t k = 0; k < m.num_kernels; ++k) {
     const nncc_kernel &kn = m.kernels[k];

@@ -37,11 +37,13 @@ struct SessionConfig {
   /// What collective steps run over (never null: a SelfCommunicator for a
   /// world of one).
   std::shared_ptr<Communicator> communicator;
+  /// The module's plan for the device's kind (never null).
+  const nncc_plan *plan = nullptr;
 };
 
-/// Checks that every collective step of `module` was compiled for the
-/// world of `comm` (its NNCC_COLLECTIVE_GROUP_SIZE), naming both sizes.
-Status checkCollectiveWorld(const Module &module, const Communicator &comm);
+/// Checks that every collective step of `plan` (of `module`) was compiled
+/// for the world of `comm` (its NNCC_COLLECTIVE_GROUP_SIZE), naming both sizes.
+Status checkCollectiveWorld(const Module &module, const nncc_plan &plan, const Communicator &comm);
 
 /// One session's state on one device.
 class DeviceSession {

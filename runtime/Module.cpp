@@ -5,6 +5,7 @@
 #include "PlanChecksum.h"
 #include "cpu/CpuFeatures.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -59,18 +60,50 @@ Status Module::deviceState(const std::string &device, const DeviceStateFactory &
 int32_t Module::findEntry(const char *name) const {
   if (!name)
     return -1;
-  for (int32_t i = 0; i < abi_->num_entries; ++i)
-    if (std::strcmp(abi_->entries[i].name, name) == 0)
+  for (int32_t i = 0; i < numEntries(); ++i)
+    if (std::strcmp(entry(i).name, name) == 0)
       return i;
   return -1;
 }
 
+const nncc_plan *Module::plan(int32_t deviceKind) const {
+  for (int32_t p = 0; p < abi_->num_plans; ++p)
+    if (abi_->plans[p].device_kind == deviceKind)
+      return &abi_->plans[p];
+  return nullptr;
+}
+
+std::string Module::planKinds() const {
+  std::string s;
+  for (int32_t p = 0; p < abi_->num_plans; ++p)
+    s += (p ? ", " : "") + std::string(deviceKindName(abi_->plans[p].device_kind));
+  return s;
+}
+
+Status Module::planFor(int32_t deviceKind, const nncc_plan **out) const {
+  *out = plan(deviceKind);
+  if (*out)
+    return Status::ok();
+  const char *kind = deviceKindName(deviceKind);
+  return error(NNCC_ERROR_UNAVAILABLE,
+               format("module '%s' has no plan for %s devices (it was compiled for %s; compile it with a "
+                      "target list that includes %s, e.g. the default --target)",
+                      path_.c_str(), kind, planKinds().c_str(), kind));
+}
+
+int64_t Module::maxArenaBytes(const nncc_plan &plan) {
+  int64_t most = 0;
+  for (int32_t e = 0; e < plan.num_entries; ++e)
+    most = std::max(most, plan.entries[e].arena_bytes);
+  return most;
+}
+
 std::string Module::entryNames() const {
   std::string s;
-  for (int32_t i = 0; i < abi_->num_entries; ++i) {
+  for (int32_t i = 0; i < numEntries(); ++i) {
     if (i)
       s += ", ";
-    s += "'" + std::string(abi_->entries[i].name) + "'";
+    s += "'" + std::string(entry(i).name) + "'";
   }
   return s.empty() ? "none" : s;
 }

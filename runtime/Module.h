@@ -45,8 +45,16 @@ public:
   const std::string &path() const { return path_; }
   const char *producer() const { return abi_->producer ? abi_->producer : ""; }
 
-  int32_t numEntries() const { return abi_->num_entries; }
-  const nncc_entry &entry(int32_t i) const { return abi_->entries[i]; }
+  /// The entry points (names and signatures, the same in every plan; the
+  /// verifier checks it): the first plan's.
+  int32_t numEntries() const { return abi_->plans[0].num_entries; }
+  const nncc_entry &entry(int32_t i) const { return abi_->plans[0].entries[i]; }
+  /// The plan for devices of `deviceKind` (nncc_device_kind), or nullptr.
+  const nncc_plan *plan(int32_t deviceKind) const;
+  /// plan(), or UNAVAILABLE naming the kinds the module has plans for.
+  Status planFor(int32_t deviceKind, const nncc_plan **out) const;
+  /// "cpu, cuda": the device kinds the module has plans for.
+  std::string planKinds() const;
   /// Index of the entry called `name`, or -1.
   int32_t findEntry(const char *name) const;
   /// Index of the module state called `name`, or -1.
@@ -55,8 +63,8 @@ public:
   std::string stateNames() const;
   /// "'forward', 'train_step'" for error messages.
   std::string entryNames() const;
-  /// Largest arena_bytes over all entries (a session's one arena).
-  int64_t maxArenaBytes() const { return plan_.maxArenaBytes; }
+  /// Largest arena_bytes over the entries of `plan` (a session's one arena).
+  static int64_t maxArenaBytes(const nncc_plan &plan);
 
   /// Byte sizes of an entry's inputs/outputs (checked against overflow at load).
   int64_t inputBytes(int32_t e, int32_t i) const { return plan_.io[e].inputs[i]; }

@@ -192,67 +192,19 @@ Status verifyGemm(const std::string &where, const nncc_step &st) {
   return Status::ok();
 }
 
-} // namespace
-
-Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
-  if (!validCount(m.num_entries, m.entries) || !validCount(m.num_kernels, m.kernels) ||
-      !validCount(m.num_weights, m.weights))
-    return invalid("invalid entry, kernel or weight table");
-  if (m.weights_bytes < 0)
-    return invalid("negative weights_bytes");
-
-  for (int32_t k = 0; k < m.num_kernels; ++k)
-    NNCC_RETURN_IF_ERROR(verifyKernel(k, m.kernels[k]));
-  if (!validCount(m.num_gpu_images, m.gpu_images))
-    return invalid("invalid GPU image table");
-  for (int32_t k = 0; k < m.num_kernels; ++k)
-    if (m.kernels[k].num_gpu_launches > 0 && m.num_gpu_images == 0)
-      return invalid(format("kernel '%s' has GPU launches but the module has no GPU image",
-                            m.kernels[k].name));
-  for (int32_t i = 0; i < m.num_gpu_images; ++i)
-    NNCC_RETURN_IF_ERROR(verifyGpuImage(i, m.gpu_images[i]));
-  for (int32_t w = 0; w < m.num_weights; ++w) {
-    const nncc_weight &wt = m.weights[w];
-    std::string name = wt.name ? wt.name : "#" + std::to_string(w);
-    if (wt.offset < 0 || wt.bytes < 0 || wt.offset > m.weights_bytes ||
-        wt.bytes > m.weights_bytes - wt.offset)
-      return invalid(format("weight '%s' (offset %lld, %lld bytes) lies outside the %lld-byte "
-                            "weight blob",
-                            name.c_str(), static_cast<long long>(wt.offset),
-                            static_cast<long long>(wt.bytes),
-                            static_cast<long long>(m.weights_bytes)));
-  }
-
-  if (!validCount(m.num_states, m.states))
-    return invalid("invalid state table");
-  std::set<std::string> stateNames;
-  for (int32_t i = 0; i < m.num_states; ++i) {
-    const nncc_state &st = m.states[i];
-    nncc_tensor_desc desc{st.name, st.dtype, st.rank, st.dims};
-    int64_t bytes = 0;
-    NNCC_RETURN_IF_ERROR(verifyDesc("state", desc, &bytes));
-    if (!stateNames.insert(st.name).second)
-      return invalid(format("state '%s' appears twice", st.name));
-    if (st.bytes != bytes)
-      return invalid(format("state '%s' has %lld bytes, its shape %lld", st.name,
-                            static_cast<long long>(st.bytes), static_cast<long long>(bytes)));
-    if (st.init_weight < -1 || st.init_weight >= m.num_weights ||
-        (st.init_weight >= 0 && m.weights[st.init_weight].bytes != st.bytes))
-      return invalid(format("state '%s' starts from weight %d, which is no weight of its size",
-                            st.name, st.init_weight));
-  }
-
-  // The runtime does not know a kernel's arity: every step calling a kernel
-  // must pass the same number of args (a kernel reads exactly that many).
-  std::vector<int32_t> kernelArgs(static_cast<size_t>(m.num_kernels), -1);
+/// The entries of one plan: tables, regions, parameters. `kernelArgs`
+/// holds the arity each kernel was called with (across plans: a kernel
+/// reads exactly that many args).
+Status verifyEntries(const nncc_module &m, const nncc_plan &plan, std::vector<int32_t> &kernelArgs,
+                     std::vector<VerifiedPlan::IOBytes> &ioBytes) {
   std::set<std::string> entryNames;
-  std::vector<VerifiedPlan::IOBytes> ioBytes(static_cast<size_t>(m.num_entries));
-  int64_t maxArenaBytes = 0;
-  for (int32_t e = 0; e < m.num_entries; ++e) {
-    const nncc_entry &entry = m.entries[e];
+  for (int32_t e = 0; e < plan.num_entries; ++e) {
+    const nncc_entry &entry = plan.entries[e];
     if (!entry.name)
       return invalid("entry " + std::to_string(e) + " has no name");
     std::string en = "entry '" + std::string(entry.name) + "'";
+    if (m.num_plans > 1)
+      en = std::string(deviceKindName(plan.device_kind)) + " plan " + en;
     if (!entryNames.insert(entry.name).second)
       return invalid(en + " appears twice");
     if (!validCount(entry.num_inputs, entry.inputs) ||
@@ -265,8 +217,6 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
     NNCC_RETURN_IF_ERROR(verifyDescs(en + " input", entry.num_inputs, entry.inputs, &io.inputs));
     NNCC_RETURN_IF_ERROR(
         verifyDescs(en + " output", entry.num_outputs, entry.outputs, &io.outputs));
-    if (entry.arena_bytes > maxArenaBytes)
-      maxArenaBytes = entry.arena_bytes;
     for (int32_t c = 0; c < entry.num_checks; ++c) {
       const nncc_check &check = entry.checks[c];
       if (!check.message)
@@ -374,8 +324,111 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
       }
     }
   }
-  out->io = std::move(ioBytes);
-  out->maxArenaBytes = maxArenaBytes;
+  return Status::ok();
+}
+
+bool sameDescs(int32_t n, const nncc_tensor_desc *a, int32_t k, const nncc_tensor_desc *b) {
+  if (n != k)
+    return false;
+  for (int32_t i = 0; i < n; ++i)
+    if (std::strcmp(a[i].name, b[i].name) != 0 || a[i].dtype != b[i].dtype || a[i].rank != b[i].rank ||
+        !std::equal(a[i].dims, a[i].dims + a[i].rank, b[i].dims))
+      return false;
+  return true;
+}
+
+/// An entry's index is the same in every plan: the plans list the same
+/// entries, with the same signatures, in the same order.
+Status verifySameSignatures(const nncc_plan &first, const nncc_plan &plan) {
+  if (plan.num_entries != first.num_entries)
+    return invalid(format("the %s plan has %d entries, the %s plan %d", deviceKindName(plan.device_kind),
+                          plan.num_entries, deviceKindName(first.device_kind), first.num_entries));
+  for (int32_t e = 0; e < plan.num_entries; ++e) {
+    const nncc_entry &a = first.entries[e], &b = plan.entries[e];
+    if (std::strcmp(a.name, b.name) != 0 || !sameDescs(a.num_inputs, a.inputs, b.num_inputs, b.inputs) ||
+        !sameDescs(a.num_outputs, a.outputs, b.num_outputs, b.outputs))
+      return invalid(format("entry %d differs between the %s plan ('%s') and the %s plan ('%s'): every "
+                            "plan lists the same entries with the same signatures",
+                            e, deviceKindName(first.device_kind), a.name, deviceKindName(plan.device_kind),
+                            b.name));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+const char *deviceKindName(int32_t kind) {
+  return kind == NNCC_DEVICE_CPU ? "cpu" : kind == NNCC_DEVICE_CUDA ? "cuda" : "unknown";
+}
+
+Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
+  if (!validCount(m.num_plans, m.plans) || m.num_plans == 0 || !validCount(m.num_kernels, m.kernels) ||
+      !validCount(m.num_weights, m.weights))
+    return invalid("invalid plan, kernel or weight table");
+  if (m.weights_bytes < 0)
+    return invalid("negative weights_bytes");
+
+  for (int32_t k = 0; k < m.num_kernels; ++k)
+    NNCC_RETURN_IF_ERROR(verifyKernel(k, m.kernels[k]));
+  if (!validCount(m.num_gpu_images, m.gpu_images))
+    return invalid("invalid GPU image table");
+  for (int32_t k = 0; k < m.num_kernels; ++k)
+    if (m.kernels[k].num_gpu_launches > 0 && m.num_gpu_images == 0)
+      return invalid(format("kernel '%s' has GPU launches but the module has no GPU image",
+                            m.kernels[k].name));
+  for (int32_t i = 0; i < m.num_gpu_images; ++i)
+    NNCC_RETURN_IF_ERROR(verifyGpuImage(i, m.gpu_images[i]));
+  for (int32_t w = 0; w < m.num_weights; ++w) {
+    const nncc_weight &wt = m.weights[w];
+    std::string name = wt.name ? wt.name : "#" + std::to_string(w);
+    if (wt.offset < 0 || wt.bytes < 0 || wt.offset > m.weights_bytes ||
+        wt.bytes > m.weights_bytes - wt.offset)
+      return invalid(format("weight '%s' (offset %lld, %lld bytes) lies outside the %lld-byte "
+                            "weight blob",
+                            name.c_str(), static_cast<long long>(wt.offset),
+                            static_cast<long long>(wt.bytes),
+                            static_cast<long long>(m.weights_bytes)));
+  }
+
+  if (!validCount(m.num_states, m.states))
+    return invalid("invalid state table");
+  std::set<std::string> stateNames;
+  for (int32_t i = 0; i < m.num_states; ++i) {
+    const nncc_state &st = m.states[i];
+    nncc_tensor_desc desc{st.name, st.dtype, st.rank, st.dims};
+    int64_t bytes = 0;
+    NNCC_RETURN_IF_ERROR(verifyDesc("state", desc, &bytes));
+    if (!stateNames.insert(st.name).second)
+      return invalid(format("state '%s' appears twice", st.name));
+    if (st.bytes != bytes)
+      return invalid(format("state '%s' has %lld bytes, its shape %lld", st.name,
+                            static_cast<long long>(st.bytes), static_cast<long long>(bytes)));
+    if (st.init_weight < -1 || st.init_weight >= m.num_weights ||
+        (st.init_weight >= 0 && m.weights[st.init_weight].bytes != st.bytes))
+      return invalid(format("state '%s' starts from weight %d, which is no weight of its size",
+                            st.name, st.init_weight));
+  }
+
+  // The runtime does not know a kernel's arity: every step calling a kernel
+  // must pass the same number of args (a kernel reads exactly that many).
+  std::vector<int32_t> kernelArgs(static_cast<size_t>(m.num_kernels), -1);
+  std::set<int32_t> deviceKinds;
+  for (int32_t p = 0; p < m.num_plans; ++p) {
+    const nncc_plan &plan = m.plans[p];
+    if (plan.device_kind != NNCC_DEVICE_CPU && plan.device_kind != NNCC_DEVICE_CUDA)
+      return invalid(format("plan %d is for unknown device kind %d", p, plan.device_kind));
+    if (!deviceKinds.insert(plan.device_kind).second)
+      return invalid(format("two plans for %s devices", deviceKindName(plan.device_kind)));
+    if (!validCount(plan.num_entries, plan.entries))
+      return invalid(format("the %s plan has an invalid entry table", deviceKindName(plan.device_kind)));
+    std::vector<VerifiedPlan::IOBytes> ioBytes(static_cast<size_t>(plan.num_entries));
+    NNCC_RETURN_IF_ERROR(verifyEntries(m, plan, kernelArgs, ioBytes));
+    if (p == 0) {
+      out->io = std::move(ioBytes);
+      continue;
+    }
+    NNCC_RETURN_IF_ERROR(verifySameSignatures(m.plans[0], plan));
+  }
   return Status::ok();
 }
 

@@ -15,9 +15,11 @@ struct VerifiedPlan {
   struct IOBytes {
     std::vector<int64_t> inputs, outputs; // byte sizes, checked against overflow
   };
-  std::vector<IOBytes> io; // per entry
-  int64_t maxArenaBytes = 0;
+  std::vector<IOBytes> io; // per entry (the same in every plan)
 };
+
+/// "cpu", "cuda" (an nncc_device_kind's name in messages and device specs).
+const char *deviceKindName(int32_t kind);
 
 /// Checks every count, index, region and parameter of `m` that the
 /// executors trust. The tables must have passed planChecksum's bounds walk

@@ -2,7 +2,8 @@
 //
 // The canonical order (lib/Target/Plan.cpp's planChecksum hashes the same
 // values in the same order; PlanHash fixes their encoding):
-//   producer; entries: count, then per entry its name, inputs and outputs
+//   producer; plans: count, then per plan its device_kind and entries:
+//   count, then per entry its name, inputs and outputs
 //   (count; per tensor name, dtype, rank, dims), arena_bytes, steps (count;
 //   per step kind, kernel, args (count; kind, index, offset, bytes),
 //   iparams, fparams, parallel_extent, name) and checks (count; message,
@@ -148,12 +149,12 @@ Status walkSteps(Walker &w, const nncc_entry &entry, const std::string &where) {
   return Status::ok();
 }
 
-Status walkEntries(Walker &w, const nncc_module &m) {
-  w.hash.integer(m.num_entries);
-  NNCC_RETURN_IF_ERROR(w.table(m.entries, m.num_entries, [] { return std::string("entries"); }));
-  for (int32_t e = 0; e < m.num_entries; ++e) {
-    const nncc_entry &entry = m.entries[e];
-    std::string where = "entries[" + std::to_string(e) + "]";
+Status walkEntries(Walker &w, const nncc_plan &plan, const std::string &planName) {
+  w.hash.integer(plan.num_entries);
+  NNCC_RETURN_IF_ERROR(w.table(plan.entries, plan.num_entries, [&] { return planName + ".entries"; }));
+  for (int32_t e = 0; e < plan.num_entries; ++e) {
+    const nncc_entry &entry = plan.entries[e];
+    std::string where = planName + ".entries[" + std::to_string(e) + "]";
     NNCC_RETURN_IF_ERROR(w.string(entry.name, [&] { return where + ".name"; }));
     NNCC_RETURN_IF_ERROR(walkDescs(w, entry.inputs, entry.num_inputs, where + ".inputs"));
     NNCC_RETURN_IF_ERROR(walkDescs(w, entry.outputs, entry.num_outputs, where + ".outputs"));
@@ -168,6 +169,16 @@ Status walkEntries(Walker &w, const nncc_module &m) {
       }));
       w.hash.integer(entry.checks[c].offset);
     }
+  }
+  return Status::ok();
+}
+
+Status walkPlans(Walker &w, const nncc_module &m) {
+  w.hash.integer(m.num_plans);
+  NNCC_RETURN_IF_ERROR(w.table(m.plans, m.num_plans, [] { return std::string("plans"); }));
+  for (int32_t p = 0; p < m.num_plans; ++p) {
+    w.hash.integer(m.plans[p].device_kind);
+    NNCC_RETURN_IF_ERROR(walkEntries(w, m.plans[p], "plans[" + std::to_string(p) + "]"));
   }
   return Status::ok();
 }
@@ -367,7 +378,7 @@ Status planChecksum(const nncc_module &m, const ModuleMemory &memory, uint64_t *
     return invalid("its nncc_module struct lies outside the module");
   Walker w(memory);
   NNCC_RETURN_IF_ERROR(w.string(m.producer, [] { return std::string("producer"); }));
-  NNCC_RETURN_IF_ERROR(walkEntries(w, m));
+  NNCC_RETURN_IF_ERROR(walkPlans(w, m));
   NNCC_RETURN_IF_ERROR(walkKernels(w, m));
   NNCC_RETURN_IF_ERROR(walkWeights(w, m));
   NNCC_RETURN_IF_ERROR(walkGpuImages(w, m));

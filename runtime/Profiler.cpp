@@ -133,7 +133,7 @@ std::string baseName(const std::string &path) {
 
 } // namespace
 
-Status Profiler::create(const Module &module, const std::string &requested,
+Status Profiler::create(const Module &module, const nncc_plan &plan, const std::string &requested,
                         const std::string &deviceName, int threads,
                         std::unique_ptr<Profiler> *out) {
   Registry &reg = registry();
@@ -152,6 +152,7 @@ Status Profiler::create(const Module &module, const std::string &requested,
 
   std::unique_ptr<Profiler> p(new Profiler());
   p->module_ = &module;
+  p->plan_ = &plan;
   p->path_ = path;
   p->deviceName_ = deviceName;
   p->threads_ = threads;
@@ -160,13 +161,13 @@ Status Profiler::create(const Module &module, const std::string &requested,
 
   const nncc_module &m = module.abi();
   size_t maxSteps = 0;
-  p->stepStats_.resize(static_cast<size_t>(m.num_entries));
-  p->runStats_.resize(static_cast<size_t>(m.num_entries));
-  p->stepHead_.resize(static_cast<size_t>(m.num_entries));
-  p->stepArgs_.resize(static_cast<size_t>(m.num_entries));
+  p->stepStats_.resize(static_cast<size_t>(plan.num_entries));
+  p->runStats_.resize(static_cast<size_t>(plan.num_entries));
+  p->stepHead_.resize(static_cast<size_t>(plan.num_entries));
+  p->stepArgs_.resize(static_cast<size_t>(plan.num_entries));
   std::string device = quote(deviceName.c_str());
-  for (int32_t e = 0; e < m.num_entries; ++e) {
-    const nncc_entry &entry = m.entries[e];
+  for (int32_t e = 0; e < plan.num_entries; ++e) {
+    const nncc_entry &entry = plan.entries[e];
     std::string entryName = quote(entry.name);
     maxSteps = std::max(maxSteps, static_cast<size_t>(entry.num_steps));
     p->stepStats_[e].resize(static_cast<size_t>(entry.num_steps));
@@ -298,16 +299,16 @@ void Profiler::finish() {
   if (!file_)
     return;
   flush();
-  const nncc_module &m = module_->abi();
+  const nncc_plan &plan = *plan_;
   std::string tail = "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"runtime\":\"nncc " +
                      std::string(NNCC_RUNTIME_VERSION) + "\",\"producer\":" +
                      quote(module_->producer()) + ",\"module\":" + quote(module_->path().c_str()) +
                      ",\"device\":" + quote(deviceName_.c_str()) +
-                     ",\"threads\":" + std::to_string(threads_) +
+                     ",\"plan\":" + quote(deviceKindName(plan.device_kind)) + ",\"threads\":" + std::to_string(threads_) +
                      ",\"runs\":" + std::to_string(runs_) + ",\"steps\":{";
-  for (int32_t e = 0; e < m.num_entries; ++e)
-    tail += (e ? "," : "") + quote(m.entries[e].name) + ":" +
-            std::to_string(m.entries[e].num_steps);
+  for (int32_t e = 0; e < plan.num_entries; ++e)
+    tail += (e ? "," : "") + quote(plan.entries[e].name) + ":" +
+            std::to_string(plan.entries[e].num_steps);
   tail += "}}}\n";
   std::fputs(tail.c_str(), file_);
   bool failed = std::ferror(file_) != 0;

@@ -50,7 +50,7 @@ public:
   /// Opens the trace file for a session. `path` is what the caller asked
   /// for; the n-th (n >= 1) session of this process to ask for the same path
   /// writes "name.n.ext" instead, so sessions never overwrite each other.
-  static Status create(const Module &module, const std::string &path,
+  static Status create(const Module &module, const nncc_plan &plan, const std::string &path,
                        const std::string &deviceName, int threads,
                        std::unique_ptr<Profiler> *out);
   ~Profiler();
@@ -112,6 +112,7 @@ private:
   void writeEvent(const Record &r);
 
   const Module *module_ = nullptr;
+  const nncc_plan *plan_ = nullptr; // the session's: its steps are the ones timed
   std::string path_, deviceName_;
   int threads_ = 1;
   FILE *file_ = nullptr;

@@ -41,6 +41,14 @@ const Module *unwrap(const nncc_module_handle *m) { return reinterpret_cast<cons
 Session *unwrap(nncc_session *s) { return reinterpret_cast<Session *>(s); }
 const Session *unwrap(const nncc_session *s) { return reinterpret_cast<const Session *>(s); }
 
+/// The plan for devices of `kind` ("cpu", "cuda"; NULL: the first), or null.
+const nncc_plan *planOf(const Module &m, const char *kind) {
+  if (!kind)
+    return &m.abi().plans[0];
+  std::string k = kind;
+  return k == "cpu" ? m.plan(NNCC_DEVICE_CPU) : k == "cuda" ? m.plan(NNCC_DEVICE_CUDA) : nullptr;
+}
+
 nncc_status report(const Status &s) {
   if (s.isOk())
     lastError.clear();
@@ -208,14 +216,15 @@ int32_t nncc_module_runs_on(const nncc_module_handle *module, const char *kind) 
   if (!module || !kind)
     return 0;
   std::string k = kind;
-  if (k != "cpu" && k != "cuda")
+  const nncc_plan *plan = planOf(*unwrap(module), kind);
+  if (!plan)
     return 0;
   const nncc_module &m = unwrap(module)->abi();
   if (k == "cuda" && m.num_gpu_images == 0)
     return 0;
-  for (int32_t e = 0; e < m.num_entries; ++e)
-    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
-      const nncc_step &st = m.entries[e].steps[s];
+  for (int32_t e = 0; e < plan->num_entries; ++e)
+    for (int32_t s = 0; s < plan->entries[e].num_steps; ++s) {
+      const nncc_step &st = plan->entries[e].steps[s];
       if (st.kind != NNCC_STEP_KERNEL)
         continue;
       const nncc_kernel &kernel = m.kernels[st.kernel];
@@ -225,17 +234,31 @@ int32_t nncc_module_runs_on(const nncc_module_handle *module, const char *kind) 
   return 1;
 }
 
-nncc_status nncc_module_step_info(const nncc_module_handle *module, int32_t entry, int32_t step,
-                                  nncc_step_info *out) {
+int32_t nncc_module_num_steps(const nncc_module_handle *module, const char *kind, int32_t entry) {
+  if (!module)
+    return -1;
+  const nncc_plan *plan = planOf(*unwrap(module), kind);
+  if (!plan || entry < 0 || entry >= plan->num_entries)
+    return -1;
+  return plan->entries[entry].num_steps;
+}
+
+nncc_status nncc_module_step_info(const nncc_module_handle *module, const char *kind, int32_t entry,
+                                  int32_t step, nncc_step_info *out) {
   return guarded([&]() -> Status {
     if (!module || !out)
       return nullArgument("nncc_module_step_info");
     const Module &m = *unwrap(module);
+    const nncc_plan *plan = planOf(m, kind);
+    if (!plan)
+      return Status(NNCC_ERROR_NOT_FOUND, nncc::rt::format("the module has no plan for '%s' devices (it has "
+                                                           "plans for %s)",
+                                                           kind, m.planKinds().c_str()));
     if (entry < 0 || entry >= m.numEntries())
       return Status(NNCC_ERROR_NOT_FOUND,
                     nncc::rt::format("entry index %d out of range (the module has %d entries)",
                                      entry, m.numEntries()));
-    const nncc_entry &e = m.entry(entry);
+    const nncc_entry &e = plan->entries[entry];
     if (step < 0 || step >= e.num_steps)
       return Status(NNCC_ERROR_NOT_FOUND,
                     nncc::rt::format("step %d out of range (entry '%s' has %d steps)", step,
@@ -375,10 +398,11 @@ nncc_status nncc_session_profile_stats(const nncc_session *session, int32_t entr
       return Status(NNCC_ERROR_NOT_FOUND,
                     nncc::rt::format("entry index %d out of range (the module has %d entries)",
                                      entry, m.numEntries()));
-    if (step < -1 || step >= m.entry(entry).num_steps)
+    const nncc_entry &planned = s.plan().entries[entry];
+    if (step < -1 || step >= planned.num_steps)
       return Status(NNCC_ERROR_NOT_FOUND,
                     nncc::rt::format("step %d out of range (entry '%s' has %d steps)", step,
-                                     m.entry(entry).name, m.entry(entry).num_steps));
+                                     planned.name, planned.num_steps));
     nncc::rt::Profiler::Stat st = s.profileStats(entry, step);
     *out = nncc_profile_stats{st.calls, st.totalNs, st.minNs, st.maxNs};
     return Status::ok();

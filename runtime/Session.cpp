@@ -74,7 +74,9 @@ Status Session::create(Module *module, const char *device, const nncc_session_op
   }
   if (!config.communicator)
     config.communicator = std::make_shared<SelfCommunicator>();
-  NNCC_RETURN_IF_ERROR(checkCollectiveWorld(*module, *config.communicator));
+  NNCC_RETURN_IF_ERROR(module->planFor(spec.kind == DeviceSpec::Cuda ? NNCC_DEVICE_CUDA : NNCC_DEVICE_CPU,
+                                       &config.plan));
+  NNCC_RETURN_IF_ERROR(checkCollectiveWorld(*module, *config.plan, *config.communicator));
   bool profileFromEnv = !profile;
   if (profileFromEnv)
     profile = std::getenv("NNCC_PROFILE");
@@ -88,9 +90,10 @@ Status Session::create(Module *module, const char *device, const nncc_session_op
   module->retain();
   s->module_ = module;
   s->deviceName_ = spec.str();
+  s->plan_ = config.plan;
   NNCC_RETURN_IF_ERROR(createDeviceSession(*module, spec, config, &s->device_));
   if (profile && *profile) {
-    Status ps = Profiler::create(*module, profile, s->deviceName_, s->device_->threads(),
+    Status ps = Profiler::create(*module, *config.plan, profile, s->deviceName_, s->device_->threads(),
                                  &s->profiler_);
     // An explicit request fails the session; the environment variable must
     // not break a program that never asked for a profile: it warns instead.

@@ -43,6 +43,8 @@ public:
   /// Profiler::stats, taken between runs (the profiler must exist).
   Profiler::Stat profileStats(int32_t entry, int32_t step) const;
   const Module &module() const { return *module_; }
+  /// The module's plan for this session's device kind.
+  const nncc_plan &plan() const { return *plan_; }
 
 private:
   Session() = default;
@@ -55,6 +57,7 @@ private:
   /// Held for a whole run: one run at a time uses the state below.
   mutable std::mutex mutex_;
   Module *module_ = nullptr;
+  const nncc_plan *plan_ = nullptr;
   std::string deviceName_;
   std::unique_ptr<DeviceSession> device_;
   std::unique_ptr<Profiler> profiler_; // finished before device_ and module_ go

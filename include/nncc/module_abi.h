@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define NNCC_MODULE_MAGIC 0x4E4E4343u /* "NNCC" */
-#define NNCC_MODULE_ABI_VERSION 5u
+#define NNCC_MODULE_ABI_VERSION 6u
 #define NNCC_MODULE_SYMBOL "nncc_module_get"
 
 /** Element types, numbered like ONNX's TensorProto.DataType. */
@@ -198,6 +198,25 @@ typedef struct nncc_entry {
   const nncc_check *checks;
 } nncc_entry;
 
+/** The kinds of device a plan is for. */
+typedef enum nncc_device_kind {
+  NNCC_DEVICE_CPU = 1,
+  NNCC_DEVICE_CUDA = 2
+} nncc_device_kind;
+
+/** The schedule of every entry point for one kind of device (ABI v6). A
+ * module carries one plan per device kind it was compiled for, so each
+ * device runs steps and kernels shaped for it (direct convolutions on the
+ * CPU, im2col + cuBLASLt on a GPU); a session runs the plan of its device's
+ * kind. Every plan lists the same entries (names, inputs, outputs) in the
+ * same order, so an entry's index is the same in every plan; kernels,
+ * weights and state are the module's, shared by its plans. */
+typedef struct nncc_plan {
+  int32_t device_kind; /* nncc_device_kind; at most one plan per kind */
+  int32_t num_entries;
+  const nncc_entry *entries;
+} nncc_plan;
+
 /** Host code of a kernel: args[i] is the i-th buffer of the step. */
 typedef void (*nncc_cpu_kernel_fn)(void **args, int64_t begin, int64_t end);
 
@@ -212,9 +231,10 @@ typedef struct nncc_gpu_launch {
 
 typedef struct nncc_kernel {
   const char *name;
-  nncc_cpu_kernel_fn cpu; /* NULL when the module has no CPU target */
+  nncc_cpu_kernel_fn cpu; /* NULL for a kernel only a CUDA plan calls */
   /* GPU code: launches run in order on the session's stream (a kernel with
-   * several loop nests needs one launch per nest). 0 without a CUDA target. */
+   * several loop nests needs one launch per nest). 0 for a kernel only the
+   * CPU plan calls. */
   int32_t num_gpu_launches;
   const nncc_gpu_launch *gpu_launches;
 } nncc_kernel;
@@ -252,8 +272,8 @@ typedef struct nncc_module {
   uint32_t abi_version; /* NNCC_MODULE_ABI_VERSION */
   uint64_t struct_size; /* sizeof(nncc_module) as the compiler saw it */
   const char *producer; /* "nncc <version>" */
-  int32_t num_entries;
-  const nncc_entry *entries;
+  int32_t num_plans;    /* at least one */
+  const nncc_plan *plans;
   int32_t num_kernels;
   const nncc_kernel *kernels;
   int32_t num_weights;

@@ -89,7 +89,10 @@ typedef struct nncc_tensor {
 } nncc_tensor;
 
 /** Signature and requirements of one entry point. Pointers stay valid while
- *  the module is alive. */
+ *  the module is alive. A module carries one plan per device kind it was
+ *  compiled for (the CPU's with direct kernels, a GPU's with cuBLASLt calls);
+ *  arena_bytes and num_steps are those of its first plan (the CPU plan when it
+ *  has one): nncc_module_step_info takes the kind. */
 typedef struct nncc_entry_info {
   const char *name;
   int32_t num_inputs;
@@ -197,13 +200,20 @@ NNCC_RUNTIME_API int64_t nncc_module_weights_bytes(const nncc_module_handle *mod
 NNCC_RUNTIME_API int32_t nncc_module_num_states(const nncc_module_handle *module);
 NNCC_RUNTIME_API nncc_status nncc_module_state_info(const nncc_module_handle *module, int32_t index,
                                                     nncc_tensor_desc *out);
-/** 1 when the module has code for every kernel step of every entry on devices
- *  of `kind` ("cpu": host code; "cuda": GPU launches and a GPU image), else 0.
- *  Says nothing about whether such a device is present (nncc_device_count). */
+/** 1 when the module has a plan for devices of `kind` ("cpu", "cuda") with
+ *  code for each of its kernel steps (host code; GPU launches and a GPU
+ *  image), else 0. Says nothing about whether such a device is present
+ *  (nncc_device_count). */
 NNCC_RUNTIME_API int32_t nncc_module_runs_on(const nncc_module_handle *module, const char *kind);
-/** Step `step` of entry `entry`'s plan (0 <= step < nncc_entry_info.num_steps). */
-NNCC_RUNTIME_API nncc_status nncc_module_step_info(const nncc_module_handle *module, int32_t entry,
-                                                   int32_t step, nncc_step_info *out);
+/** The number of steps of entry `entry` in the plan for devices of `kind`
+ *  ("cpu", "cuda"; NULL: the first plan); -1 when the module has no such plan
+ *  or entry. */
+NNCC_RUNTIME_API int32_t nncc_module_num_steps(const nncc_module_handle *module, const char *kind,
+                                               int32_t entry);
+/** Step `step` of entry `entry` in the plan for devices of `kind` ("cpu",
+ *  "cuda"; NULL: the first plan), 0 <= step < nncc_module_num_steps. */
+NNCC_RUNTIME_API nncc_status nncc_module_step_info(const nncc_module_handle *module, const char *kind,
+                                                   int32_t entry, int32_t step, nncc_step_info *out);
 
 /* --- sessions --- */
 

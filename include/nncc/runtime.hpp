@@ -181,13 +181,18 @@ public:
     return nncc_module_runs_on(handle(), kind.c_str()) != 0;
   }
 
-  /// The execution plan of an entry, step by step.
-  std::vector<StepInfo> steps(const std::string &entryName) const {
+  /// The execution plan of an entry for devices of `kind` ("cpu", "cuda";
+  /// "" for the module's first plan), step by step.
+  std::vector<StepInfo> steps(const std::string &entryName, const std::string &kind = "") const {
     EntryInfo e = entry(entryName);
+    const char *k = kind.empty() ? nullptr : kind.c_str();
+    int32_t n = nncc_module_num_steps(handle(), k, e.index);
+    if (n < 0)
+      throw Error(NNCC_ERROR_NOT_FOUND, "the module has no plan for '" + kind + "' devices");
     std::vector<StepInfo> out;
-    for (int32_t i = 0; i < e.numSteps; ++i) {
+    for (int32_t i = 0; i < n; ++i) {
       nncc_step_info s;
-      detail::check(nncc_module_step_info(handle(), e.index, i, &s));
+      detail::check(nncc_module_step_info(handle(), k, e.index, i, &s));
       out.push_back(StepInfo{s.name, s.kind, s.kernel, s.bytes, s.parallel_extent});
     }
     return out;

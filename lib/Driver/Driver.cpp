@@ -39,6 +39,7 @@
 #include "nncc/module_abi.h"
 
 #include <chrono>
+#include <optional>
 
 namespace nncc {
 namespace {
@@ -109,8 +110,8 @@ private:
 /// Splits one run of the nn pipeline (buildNNCCCompilePipeline) into the
 /// driver's phases: "simplify" (the training passes, "training", before
 /// and after it) until nncc-differentiate ("autodiff") or nncc-autocast
-/// ("precision"),
-/// nncc-insert-index-checks ("checks"), then the lowering to exec ("exec").
+/// ("precision"), and nncc-insert-index-checks ("checks"); the lowering to
+/// exec ("exec") follows, once per device kind.
 /// `onPhase` sees the module as each phase starts, before the phase
 /// becomes current (the figures of `--stats` are taken between phases).
 class PhaseInstrumentation : public mlir::PassInstrumentation {
@@ -129,9 +130,7 @@ public:
       enter("checks", op);
   }
   void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
-    if (pass->getArgument() == "nncc-insert-index-checks")
-      enter("exec", op);
-    else if (isTrainingPass(pass))
+    if (isTrainingPass(pass))
       enter("simplify", op); // what follows them: simplification, or its cleanup
   }
 
@@ -398,13 +397,6 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
   if (options.emit == EmitKind::NN)
     return;
   pm.addPass(createInsertIndexChecksPass());
-  LoweringOptions lowering = options.lowering;
-  // The plan a GPU runs (also when its thread mapping is emulated on the
-  // CPU), or one for the CPU alone.
-  bool gpuPlan = !options.targets.cudaArchs.empty() || options.emulateGpu;
-  lowering.gemmEpilogues = gpuPlan;
-  lowering.cpuOnly = !gpuPlan;
-  buildNNToExecPipeline(pm, lowering);
 }
 
 llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::StringRef path,
@@ -522,10 +514,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     if (!pm)
       return pm.takeError();
     // Kernels are blocked for the vector unit of the CPU the code is for.
-    CompileOptions pipelineOptions = options;
-    pipelineOptions.lowering.vectorBits = cpu->vectorBits;
-    pipelineOptions.lowering.vectorRegisters = cpu->vectorRegisters;
-    buildNNCCCompilePipeline(**pm, pipelineOptions);
+    buildNNCCCompilePipeline(**pm, options);
     (*pm)->addInstrumentation(std::make_unique<PhaseInstrumentation>(
         phases, [&](llvm::StringRef phase, mlir::ModuleOp m) {
           if (phase == "precision")
@@ -544,79 +533,136 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     countGraph(module);
   if (options.emit == EmitKind::NN)
     return result;
-  if (auto err = withDiagnostics(context, "exec verification", [&] { return mlir::verify(module); }))
-    return std::move(err);
+
+  // One plan per device kind, each lowered from the nn module on its own:
+  // the CPU's with CPU-shaped kernels (direct convolutions), the GPU's with
+  // library calls and im2col (also when its thread mapping is emulated on
+  // the CPU, --emulate-gpu). A module for both is as fast on each as a
+  // module for one.
+  TargetOptions targets = options.targets;
+  bool wantCpu = targets.cpu, wantGpu = !targets.cudaArchs.empty();
+  switch (options.emit) {
+  case EmitKind::PTX:
+    if (!wantGpu)
+      return fail("--emit=ptx needs a CUDA target (--target=cuda:sm_90)");
+    wantCpu = false;
+    break;
+  case EmitKind::LLVM:
+  case EmitKind::Object:
+    if (!wantCpu)
+      return fail("--emit=llvm and --emit=obj need the cpu target");
+    wantGpu = false;
+    break;
+  case EmitKind::Exec: // the GPU's exec IR when there is one
+    wantCpu = wantCpu && !wantGpu;
+    break;
+  default:
+    break;
+  }
+  // The CPU plan lowers a copy when the GPU's lowers the module itself.
+  mlir::OwningOpRef<mlir::ModuleOp> cpuCopy;
+  if (wantCpu && wantGpu)
+    cpuCopy = module.clone();
+  mlir::ModuleOp cpuModule = cpuCopy ? *cpuCopy : module;
+  auto lowerToExec = [&](mlir::ModuleOp m, bool gpuShaped) -> llvm::Error {
+    LoweringOptions lowering = options.lowering;
+    lowering.vectorBits = cpu->vectorBits;
+    lowering.vectorRegisters = cpu->vectorRegisters;
+    lowering.gemmEpilogues = gpuShaped;
+    lowering.cpuOnly = !gpuShaped;
+    if (auto err = timed("exec", [&](mlir::TimingScope &scope) {
+          return runPasses(m, scope, "code generation",
+                           [&](mlir::OpPassManager &pm) { buildNNToExecPipeline(pm, lowering); });
+        }))
+      return err;
+    return withDiagnostics(context, "exec verification", [&] { return mlir::verify(m); });
+  };
+  if (wantCpu)
+    if (auto err = lowerToExec(cpuModule, options.emulateGpu))
+      return std::move(err);
+  if (wantGpu)
+    if (auto err = lowerToExec(module, /*gpuShaped=*/true))
+      return std::move(err);
   if (options.emit == EmitKind::Exec)
     return result;
 
-  // Kernels are lowered first: the plan places their scratch buffers, and
-  // every target's kernels take the same buffers.
-  mlir::OwningOpRef<mlir::ModuleOp> kernels = extractKernels(module);
-  if (auto err = timed("bufferize", [&](mlir::TimingScope &scope) {
-        return runPasses(*kernels, scope, "kernel bufferization", buildKernelBufferizationPipeline);
-      }))
-    return std::move(err);
-  TargetOptions targets = options.targets;
-  GpuKernels gpu;
-  if (!targets.cudaArchs.empty()) {
-    auto lowered = timed("ptx", [&](mlir::TimingScope &) { return lowerKernelsToGpu(*kernels, targets.cudaArchs); });
-    if (lowered) {
-      gpu = std::move(*lowered);
-    } else if (targets.cudaRequested || !targets.cpu) {
-      return lowered.takeError();
+  PlanOptions planOptions = options.plan;
+  planOptions.allowTf32 |= options.precision == Precision::TF32;
+  // Kernels are lowered first: the plan places their scratch buffers.
+  auto planFor = [&](mlir::ModuleOp m, int32_t deviceKind, GpuKernels *gpu,
+                     mlir::OwningOpRef<mlir::ModuleOp> *hostKernels) -> llvm::Expected<ModulePlan> {
+    mlir::OwningOpRef<mlir::ModuleOp> kernels = extractKernels(m);
+    if (auto err = timed("bufferize", [&](mlir::TimingScope &scope) {
+          return runPasses(*kernels, scope, "kernel bufferization", buildKernelBufferizationPipeline);
+        }))
+      return std::move(err);
+    llvm::StringMap<llvm::SmallVector<int64_t>> scratchBytes = kernelScratchBytes(*kernels);
+    llvm::StringMap<int64_t> parallelExtent;
+    if (gpu) {
+      auto lowered = timed("ptx", [&](mlir::TimingScope &) { return lowerKernelsToGpu(*kernels, targets.cudaArchs); });
+      if (!lowered)
+        return lowered.takeError();
+      *gpu = std::move(*lowered);
     } else {
-      result.warnings.push_back("no CUDA code in this module: " + llvm::toString(lowered.takeError()) +
+      if (auto err = timed("llvm", [&](mlir::TimingScope &scope) {
+            return runPasses(*kernels, scope, "kernel lowering", [&](mlir::OpPassManager &pm) {
+              // The GPU thread mapping run on the CPU, thread after thread.
+              if (options.emulateGpu)
+                pm.addPass(createMapKernelsToGpuPass(MapKernelsToGpuPassOptions{/*emulate=*/true}));
+              buildHostCodegenPipeline(pm);
+            });
+          }))
+        return std::move(err);
+      parallelExtent = parallelExtents(*kernels);
+      *hostKernels = std::move(kernels);
+    }
+    recordKernelFacts(m, scratchBytes, parallelExtent, gpu ? gpu->launches : GpuKernels().launches);
+    if (auto err = timed("plan", [&](mlir::TimingScope &scope) {
+          return runPasses(m, scope, "memory planning",
+                           [&](mlir::OpPassManager &pm) { buildPlanPipeline(pm, options.plan.reuse); });
+        }))
+      return std::move(err);
+    PlanOptions kindOptions = planOptions;
+    kindOptions.deviceKind = deviceKind;
+    kindOptions.hostCode = !gpu;
+    return buildPlan(m, kindOptions);
+  };
+
+  mlir::OwningOpRef<mlir::ModuleOp> llvmModule;
+  std::optional<ModulePlan> cpuPlan, gpuPlan;
+  GpuKernels gpu;
+  if (wantGpu) {
+    auto built = planFor(module, NNCC_DEVICE_CUDA, &gpu, nullptr);
+    if (built) {
+      gpuPlan = std::move(*built);
+      gpuPlan->gpuImages = std::move(gpu.images);
+    } else if (targets.cudaRequested || !wantCpu) {
+      return built.takeError();
+    } else {
+      result.warnings.push_back("no CUDA code in this module: " + llvm::toString(built.takeError()) +
                                 " (--target=cpu builds for the CPU alone without this warning)");
-      targets.cudaArchs.clear();
     }
   }
   if (options.emit == EmitKind::PTX) {
-    if (targets.cudaArchs.empty())
-      return fail("--emit=ptx needs a CUDA target (--target=cuda:sm_90)");
-    for (const GpuImage &image : gpu.images)
+    for (const GpuImage &image : gpuPlan->gpuImages)
       result.text += "// nncc: PTX for " + image.arch + "\n" + image.ptx;
     return result;
   }
-  bool needsHost = options.emit == EmitKind::LLVM || options.emit == EmitKind::Object;
-  if (needsHost && !targets.cpu)
-    return fail("--emit=llvm and --emit=obj need the cpu target");
-  llvm::StringMap<llvm::SmallVector<int64_t>> scratchBytes = kernelScratchBytes(*kernels);
-  mlir::OwningOpRef<mlir::ModuleOp> llvmModule;
-  llvm::StringMap<int64_t> parallelExtent;
-  if (targets.cpu) {
-    if (auto err = timed("llvm", [&](mlir::TimingScope &scope) {
-          return runPasses(*kernels, scope, "kernel lowering", [&](mlir::OpPassManager &pm) {
-            // The GPU thread mapping run on the CPU, thread after thread.
-            if (options.emulateGpu)
-              pm.addPass(createMapKernelsToGpuPass(MapKernelsToGpuPassOptions{/*emulate=*/true}));
-            buildHostCodegenPipeline(pm);
-          });
-        }))
-      return std::move(err);
-    parallelExtent = parallelExtents(*kernels);
-    llvmModule = std::move(kernels);
+  if (wantCpu) {
+    auto built = planFor(cpuModule, NNCC_DEVICE_CPU, nullptr, &llvmModule);
+    if (!built)
+      return built.takeError();
+    cpuPlan = std::move(*built);
+    cpuPlan->cpuName = cpu->name;
+    cpuPlan->cpuFeatures = cpu->requiredFeatures;
   }
-  recordKernelFacts(module, scratchBytes, parallelExtent, gpu.launches);
-  if (auto err = timed("plan", [&](mlir::TimingScope &scope) {
-        return runPasses(module, scope, "memory planning",
-                         [&](mlir::OpPassManager &pm) { buildPlanPipeline(pm, options.plan.reuse); });
-      }))
-    return std::move(err);
-  PlanOptions planOptions = options.plan;
-  planOptions.allowTf32 |= options.precision == Precision::TF32;
-  auto plan = buildPlan(module, planOptions);
-  if (!plan)
-    return plan.takeError();
-  plan->hostKernels = targets.cpu;
-  if (targets.cpu) {
-    plan->cpuName = cpu->name;
-    plan->cpuFeatures = cpu->requiredFeatures;
-  }
-  plan->gpuImages = std::move(gpu.images);
-  for (const GpuImage &image : plan->gpuImages)
+  // --stats describes the GPU plan when there is one (launches, library
+  // calls), the CPU plan otherwise; weight bytes are the module's.
+  const ModulePlan &primary = gpuPlan ? *gpuPlan : *cpuPlan;
+  for (const GpuImage &image : primary.gpuImages)
     if (!image.cubin.empty())
       result.stats.gpuCubins.push_back(image.arch);
-  for (const auto &entry : plan->entries) {
+  for (const auto &entry : primary.plans.front().entries) {
     int64_t launches = 0;
     for (const auto &step : entry.steps)
       if (step.kind == NNCC_STEP_KERNEL || step.kind == NNCC_STEP_GEMM) {
@@ -625,10 +671,10 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
           ++result.stats.libraryCalls;
       }
     result.stats.launchesPerRun[entry.name] = launches;
-    if (!targets.cudaArchs.empty()) {
+    if (gpuPlan) {
       int64_t gpuLaunches = 0;
       for (const auto &step : entry.steps)
-        gpuLaunches += step.kind == NNCC_STEP_KERNEL ? plan->gpuLaunches[step.kernel].size() : 1;
+        gpuLaunches += step.kind == NNCC_STEP_KERNEL ? primary.gpuLaunches[step.kernel].size() : 1;
       result.stats.gpuLaunchesPerRun[entry.name] = gpuLaunches;
     }
     result.stats.arenaBytes[entry.name] = entry.arenaBytes;
@@ -636,28 +682,35 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     result.stats.liveLowerBoundBytes[entry.name] = entry.liveLowerBound;
     result.stats.bytesMovedPerRun[entry.name] = entry.bytesMoved;
   }
-  if (options.memoryBudget > 0)
-    for (const auto &entry : plan->entries) {
-      int64_t io = 0;
-      for (const auto *descs : {&entry.inputs, &entry.outputs})
-        for (const auto &d : *descs) {
-          int64_t n = 1;
-          for (int64_t dim : d.dims)
-            n *= dim;
-          io += n * nncc_dtype_bytes(d.dtype);
-        }
-      int64_t weights = plan->weights.data.size();
-      int64_t need = weights + entry.arenaBytes + io;
-      if (need > options.memoryBudget)
-        return fail(llvm::formatv("entry '{0}' needs {1} bytes (weights {2} + arena {3} + inputs and "
-                          "outputs {4}), more than --memory-budget {5}; the smallest arena "
-                          "this schedule allows is {6} bytes",
-                          entry.name, need, weights, entry.arenaBytes, io, options.memoryBudget,
-                          entry.liveLowerBound)
-                .str());
-    }
-  result.stats.kernels = plan->kernels.size();
+  result.stats.kernels = primary.kernels.size();
+
+  llvm::Expected<ModulePlan> plan = cpuPlan && gpuPlan ? mergePlans(std::move(*cpuPlan), std::move(*gpuPlan))
+                                    : cpuPlan          ? std::move(*cpuPlan)
+                                                       : std::move(*gpuPlan);
+  if (!plan)
+    return plan.takeError();
   result.stats.weightBytes = plan->weights.data.size();
+  if (options.memoryBudget > 0)
+    for (const DevicePlan &schedule : plan->plans)
+      for (const auto &entry : schedule.entries) {
+        int64_t io = 0;
+        for (const auto *descs : {&entry.inputs, &entry.outputs})
+          for (const auto &d : *descs) {
+            int64_t n = 1;
+            for (int64_t dim : d.dims)
+              n *= dim;
+            io += n * nncc_dtype_bytes(d.dtype);
+          }
+        int64_t weights = plan->weights.data.size();
+        int64_t need = weights + entry.arenaBytes + io;
+        if (need > options.memoryBudget)
+          return fail(llvm::formatv("entry '{0}' needs {1} bytes (weights {2} + arena {3} + inputs and "
+                                    "outputs {4}), more than --memory-budget {5}; the smallest arena "
+                                    "this schedule allows is {6} bytes",
+                                    entry.name, need, weights, entry.arenaBytes, io, options.memoryBudget,
+                                    entry.liveLowerBound)
+                          .str());
+      }
 
   if (options.emit == EmitKind::LLVM) {
     auto text = translateToLLVMIR(*llvmModule);

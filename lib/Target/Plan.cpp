@@ -414,6 +414,8 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
 
 llvm::Expected<ModulePlan> buildPlan(ModuleOp execModule, const PlanOptions &options) {
   ModulePlan plan;
+  DevicePlan &schedule = plan.plans.emplace_back();
+  schedule.deviceKind = options.deviceKind;
   llvm::StringMap<int32_t> kernelIndex, stateIndex;
   if (auto err = addStates(execModule, plan, stateIndex))
     return std::move(err);
@@ -423,8 +425,9 @@ llvm::Expected<ModulePlan> buildPlan(ModuleOp execModule, const PlanOptions &opt
     auto entry = EntryTranslator(func, plan, kernelIndex, stateIndex, options).run();
     if (!entry)
       return entry.takeError();
-    plan.entries.push_back(std::move(*entry));
+    schedule.entries.push_back(std::move(*entry));
   }
+  plan.hostCode.assign(plan.kernels.size(), options.hostCode);
   return plan;
 }
 

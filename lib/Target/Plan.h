@@ -5,6 +5,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
+#include "nncc/module_abi.h"
 
 #include <array>
 #include <cstdint>
@@ -85,16 +86,24 @@ struct GpuImage {
   std::string cubin; ///< empty when ptxas was not found
 };
 
-/// The whole plan of a module: entries, kernel names (in kernel-table
-/// order), weights, and the code each target contributes.
-struct ModulePlan {
+/// The schedule of every entry for one kind of device (mirrors nncc_plan).
+struct DevicePlan {
+  int32_t deviceKind = NNCC_DEVICE_CPU; // nncc_device_kind
   std::vector<EntryPlan> entries;
+};
+
+/// The whole plan of a module: one schedule per device kind (the CPU's
+/// first), kernel names (in kernel-table order), weights, and the code each
+/// target contributes.
+struct ModulePlan {
+  std::vector<DevicePlan> plans;
   std::vector<std::string> kernels;
   WeightBlob weights;
   /// The module's state, in NNCC_BUFFER_STATE index order.
   std::vector<StateDesc> states;
-  /// Whether kernels have host code (`nncc_<kernel>` symbols).
-  bool hostKernels = true;
+  /// Per kernel (kernel-table order), whether it has host code (an
+  /// `nncc_<kernel>` symbol).
+  std::vector<char> hostCode;
   /// Per kernel (kernel-table order), its GPU launches; empty without a
   /// CUDA target.
   std::vector<std::vector<GpuLaunch>> gpuLaunches;
@@ -113,6 +122,10 @@ struct PlanOptions {
   /// Let f32 GEMMs use TF32 tensor cores (`--precision=tf32`): GEMM steps
   /// carry allow_tf32 = 1.
   bool allowTf32 = false;
+  /// The device kind the schedule is for, and whether its kernels get host
+  /// code (the CPU plan's; an emulated GPU plan's).
+  int32_t deviceKind = NNCC_DEVICE_CPU;
+  bool hostCode = true;
 };
 
 /// Translates an exec module the plan pipeline annotated
@@ -123,6 +136,13 @@ struct PlanOptions {
 /// launches from its attributes (recordKernelFacts). An entry the pipeline
 /// did not annotate is an error.
 llvm::Expected<ModulePlan> buildPlan(mlir::ModuleOp execModule, const PlanOptions &options = {});
+
+/// One module of the plans of `cpu` and `gpu` (each built by buildPlan for
+/// one device kind from the same nn module): the CPU plan first, both
+/// kernel tables (the GPU's indices shifted), and one weight blob in which
+/// a GPU weight equal to a CPU weight (name and bytes) is stored once. The
+/// states must agree (they come from the same graph).
+llvm::Expected<ModulePlan> mergePlans(ModulePlan cpu, ModulePlan gpu);
 
 /// Writes the C source declaring the nncc_module struct of `plan` (the kernel
 /// entries are `nncc_<kernel>` symbols; the weight blob is the symbol

@@ -38,8 +38,8 @@ void runKernelChunk(void *context, int64_t chunk) {
 
 class CpuSession final : public DeviceSession {
 public:
-  CpuSession(const Module &module, int threads, std::shared_ptr<Communicator> comm)
-      : module_(module), pool_(threads), comm_(std::move(comm)) {}
+  CpuSession(const Module &module, const nncc_plan &plan, int threads, std::shared_ptr<Communicator> comm)
+      : module_(module), plan_(plan), pool_(threads), comm_(std::move(comm)) {}
   ~CpuSession() override {
     std::free(arena_);
     std::free(state_);
@@ -69,12 +69,13 @@ private:
   template <bool kProfile> Status runSteps(int32_t entry, Profiler *profiler);
 
   const Module &module_;
+  const nncc_plan &plan_; // the module's CPU plan
   ThreadPool pool_;
   void *arena_ = nullptr;
   void *state_ = nullptr;               // the module state block (stateOffsets)
   std::vector<int64_t> stateOffset_;
   int64_t allocated_ = 0;
-  std::vector<StepArgs<void *>> plans_; // per entry
+  std::vector<StepArgs<void *>> stepArgs_; // per entry
   CpuGemm gemm_; // f32 scratch of the f16/bf16/epilogue GEMMs
   std::vector<int32_t> flags_; // the run's check flags, read back
   std::shared_ptr<Communicator> comm_; // collective steps run over it
@@ -84,19 +85,19 @@ private:
 Status CpuSession::init() {
   const nncc_module &m = module_.abi();
   NNCC_RETURN_IF_ERROR(checkHostCpu(m).prefix("device cpu: module '" + module_.path() + "': "));
-  // Kernels compiled only for other targets are caught here, not mid-run.
-  for (int32_t e = 0; e < m.num_entries; ++e)
-    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
-      const nncc_step &st = m.entries[e].steps[s];
+  // A CPU plan calling a kernel without host code is caught here, not mid-run.
+  for (int32_t e = 0; e < plan_.num_entries; ++e)
+    for (int32_t s = 0; s < plan_.entries[e].num_steps; ++s) {
+      const nncc_step &st = plan_.entries[e].steps[s];
       if (st.kind == NNCC_STEP_KERNEL && !m.kernels[st.kernel].cpu)
         return error(NNCC_ERROR_UNAVAILABLE,
-                     format("kernel '%s' has no CPU code: the module was compiled without the "
-                            "cpu target (device cpu)",
+                     format("kernel '%s' has no CPU code, but the module's CPU plan calls it "
+                            "(device cpu)",
                             m.kernels[st.kernel].name));
     }
 
   // One arena for all entries: a session runs one entry at a time.
-  int64_t bytes = module_.maxArenaBytes();
+  int64_t bytes = Module::maxArenaBytes(plan_);
   if (bytes > 0) {
     int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
     arena_ = std::aligned_alloc(kAlign, static_cast<size_t>(rounded));
@@ -110,16 +111,16 @@ Status CpuSession::init() {
   }
 
   NNCC_RETURN_IF_ERROR(initState());
-  gemm_.reserve(module_);
-  staging_.resize(static_cast<size_t>(collectiveStagingFloats(m)));
+  gemm_.reserve(plan_);
+  staging_.resize(static_cast<size_t>(collectiveStagingFloats(plan_)));
 
   auto *arena = static_cast<uint8_t *>(arena_);
   auto *state = static_cast<uint8_t *>(state_);
   const uint8_t *weights = module_.weights();
-  plans_.resize(static_cast<size_t>(m.num_entries));
-  for (int32_t e = 0; e < m.num_entries; ++e)
+  stepArgs_.resize(static_cast<size_t>(plan_.num_entries));
+  for (int32_t e = 0; e < plan_.num_entries; ++e)
     resolveStepArgs(
-        m, m.entries[e],
+        m, plan_.entries[e],
         [&](int32_t kind, int64_t offset) -> void * {
           // Weights are read-only (the verifier rejects steps writing them).
           uint8_t *base = kind == NNCC_BUFFER_ARENA   ? arena
@@ -127,7 +128,7 @@ Status CpuSession::init() {
                                                       : const_cast<uint8_t *>(weights);
           return base ? base + offset : nullptr;
         },
-        &plans_[e]);
+        &stepArgs_[e]);
   return Status::ok();
 }
 
@@ -153,7 +154,7 @@ Status CpuSession::initState() {
 
 Status CpuSession::run(int32_t e, const void *const *inputs, void *const *outputs,
                        Profiler *profiler) {
-  StepArgs<void *> &plan = plans_[e];
+  StepArgs<void *> &plan = stepArgs_[e];
   for (const ArgPatch &pt : plan.patches) {
     const void *base = pt.kind == NNCC_BUFFER_INPUT ? inputs[pt.index] : outputs[pt.index];
     // Inputs are only read: the verifier rejects steps that write them.
@@ -162,7 +163,7 @@ Status CpuSession::run(int32_t e, const void *const *inputs, void *const *output
   }
   // Run-time checks: each kernel that checks sets its flag; cleared first,
   // so a failed run does not fail the next.
-  const nncc_entry &entry = module_.entry(e);
+  const nncc_entry &entry = plan_.entries[e];
   auto *arena = static_cast<uint8_t *>(arena_);
   for (int32_t c = 0; c < entry.num_checks; ++c)
     std::memset(arena + entry.checks[c].offset, 0, sizeof(int32_t));
@@ -177,8 +178,8 @@ Status CpuSession::run(int32_t e, const void *const *inputs, void *const *output
 
 template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profiler) {
   const nncc_module &m = module_.abi();
-  const nncc_entry &entry = m.entries[e];
-  StepArgs<void *> &plan = plans_[e];
+  const nncc_entry &entry = plan_.entries[e];
+  StepArgs<void *> &plan = stepArgs_[e];
   for (int32_t s = 0; s < entry.num_steps; ++s) {
     const nncc_step &st = entry.steps[s];
     void **args = plan.of(s);
@@ -234,7 +235,7 @@ template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profil
 
 Status createCpuSession(const Module &module, const SessionConfig &config,
                         std::unique_ptr<DeviceSession> *out) {
-  auto session = std::make_unique<CpuSession>(module, config.threads, config.communicator);
+  auto session = std::make_unique<CpuSession>(module, *config.plan, config.threads, config.communicator);
   NNCC_RETURN_IF_ERROR(session->init());
   *out = std::move(session);
   return Status::ok();

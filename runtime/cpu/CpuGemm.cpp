@@ -104,10 +104,10 @@ int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_
 
 } // namespace
 
-void CpuGemm::reserve(const Module &module) {
+void CpuGemm::reserve(const nncc_plan &plan) {
   size_t a = 0, b = 0, c = 0, bias = 0;
-  for (int32_t e = 0; e < module.numEntries(); ++e) {
-    const nncc_entry &entry = module.entry(e);
+  for (int32_t e = 0; e < plan.num_entries; ++e) {
+    const nncc_entry &entry = plan.entries[e];
     for (int32_t s = 0; s < entry.num_steps; ++s) {
       const nncc_step &st = entry.steps[s];
       if (st.kind != NNCC_STEP_GEMM)

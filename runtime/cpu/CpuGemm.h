@@ -22,9 +22,9 @@ namespace nncc::rt {
 
 class CpuGemm {
 public:
-  /// Sizes the f32 scratch for the largest GEMM step of the module that
-  /// needs it, so running allocates nothing.
-  void reserve(const Module &module);
+  /// Sizes the f32 scratch for the largest GEMM step of `plan` that needs
+  /// it, so running allocates nothing.
+  void reserve(const nncc_plan &plan);
 
   /// Runs one GEMM step; args are its resolved buffer pointers. The BLAS
   /// uses pool.threads() threads of its own; the epilogue pass runs on the

@@ -46,8 +46,9 @@ struct EntryPlan {
 
 class CudaSession final : public DeviceSession {
 public:
-  CudaSession(const Module &module, const CudaDriver &driver, int index, void *callerStream)
-      : module_(module), driver_(driver), index_(index), where_("cuda:" + std::to_string(index)),
+  CudaSession(const Module &module, const nncc_plan &plan, const CudaDriver &driver, int index,
+              void *callerStream)
+      : module_(module), plan_(plan), driver_(driver), index_(index), where_("cuda:" + std::to_string(index)),
         callerStream_(callerStream ? static_cast<CUstream>(callerStream) : CU_STREAM_LEGACY) {}
   ~CudaSession() override;
 
@@ -73,6 +74,7 @@ private:
   std::string stepWhere(int32_t e, int32_t s) const;
 
   const Module &module_;
+  const nncc_plan &plan_; // the module's CUDA plan
   const CudaDriver &driver_;
   int index_;
   std::string where_;
@@ -91,7 +93,7 @@ private:
   CUdeviceptr state_ = 0; // the module state block (stateOffsets), inside arena_
   std::vector<int64_t> stateOffset_;
   bool useGraphs_ = true;
-  std::vector<EntryPlan> plans_;
+  std::vector<EntryPlan> entryPlans_;
   std::vector<CUdeviceptr> io_; // this run's input then output addresses
   std::vector<char> copyOut_;   // per output of this run: 0 in place, 1 to host, 2 to device
   std::vector<int32_t> flags_;  // the run's check flags, copied back
@@ -116,8 +118,8 @@ Status CudaSession::writeState(int32_t i, const void *src) {
 }
 
 std::string CudaSession::stepWhere(int32_t e, int32_t s) const {
-  const nncc_step &st = module_.entry(e).steps[s];
-  return format("%s: entry '%s' step %d%s%s%s", where_.c_str(), module_.entry(e).name, s,
+  const nncc_step &st = plan_.entries[e].steps[s];
+  return format("%s: entry '%s' step %d%s%s%s", where_.c_str(), plan_.entries[e].name, s,
                 st.name ? " ('" : "", st.name ? st.name : "", st.name ? "')" : "");
 }
 
@@ -126,19 +128,19 @@ Status CudaSession::init() {
   NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
   const nncc_module &m = module_.abi();
   bool hasGemm = false;
-  for (int32_t e = 0; e < m.num_entries; ++e)
-    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
-      const nncc_step &st = m.entries[e].steps[s];
+  for (int32_t e = 0; e < plan_.num_entries; ++e)
+    for (int32_t s = 0; s < plan_.entries[e].num_steps; ++s) {
+      const nncc_step &st = plan_.entries[e].steps[s];
       hasGemm |= st.kind == NNCC_STEP_GEMM;
       if (st.kind == NNCC_STEP_COLLECTIVE)
         return error(NNCC_ERROR_UNSUPPORTED,
                      format("entry '%s' has collective steps (data-parallel training), which run on the "
                             "cpu device only until the NCCL backend exists (device %s)",
-                            m.entries[e].name, where_.c_str()));
+                            plan_.entries[e].name, where_.c_str()));
       if (st.kind == NNCC_STEP_KERNEL && m.kernels[st.kernel].num_gpu_launches == 0)
         return error(NNCC_ERROR_UNAVAILABLE,
-                     format("kernel '%s' has no GPU code: the module was compiled without a "
-                            "cuda target (device %s)",
+                     format("kernel '%s' has no GPU code, but the module's CUDA plan calls it "
+                            "(device %s)",
                             m.kernels[st.kernel].name, where_.c_str()));
     }
   const char *graphs = std::getenv("NNCC_CUDA_GRAPHS");
@@ -158,12 +160,12 @@ Status CudaSession::init() {
   // One allocation: scratch (the largest entry's arena), then staging for
   // host inputs and outputs (the largest entry's, each region aligned), then
   // the cuBLASLt workspace.
-  int64_t scratch = alignUp(module_.maxArenaBytes()), staging = 0;
-  for (int32_t e = 0; e < m.num_entries; ++e) {
+  int64_t scratch = alignUp(Module::maxArenaBytes(plan_)), staging = 0;
+  for (int32_t e = 0; e < plan_.num_entries; ++e) {
     int64_t bytes = 0;
-    for (int32_t i = 0; i < m.entries[e].num_inputs; ++i)
+    for (int32_t i = 0; i < plan_.entries[e].num_inputs; ++i)
       bytes += alignUp(module_.inputBytes(e, i));
-    for (int32_t o = 0; o < m.entries[e].num_outputs; ++o)
+    for (int32_t o = 0; o < plan_.entries[e].num_outputs; ++o)
       bytes += alignUp(module_.outputBytes(e, o));
     staging = std::max(staging, bytes);
   }
@@ -195,10 +197,10 @@ Status CudaSession::init() {
   }
 
   size_t maxIo = 0;
-  plans_.resize(static_cast<size_t>(m.num_entries));
-  for (int32_t e = 0; e < m.num_entries; ++e) {
+  entryPlans_.resize(static_cast<size_t>(plan_.num_entries));
+  for (int32_t e = 0; e < plan_.num_entries; ++e) {
     NNCC_RETURN_IF_ERROR(planEntry(e, scratch));
-    maxIo = std::max(maxIo, plans_[e].staging.size());
+    maxIo = std::max(maxIo, entryPlans_[e].staging.size());
   }
   io_.resize(maxIo);
   copyOut_.resize(maxIo);
@@ -207,8 +209,8 @@ Status CudaSession::init() {
 
 Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
   const nncc_module &m = module_.abi();
-  const nncc_entry &entry = m.entries[e];
-  EntryPlan &plan = plans_[e];
+  const nncc_entry &entry = plan_.entries[e];
+  EntryPlan &plan = entryPlans_[e];
   int64_t at = stagingBase;
   for (int32_t i = 0; i < entry.num_inputs; ++i) {
     plan.staging.push_back(at);
@@ -265,7 +267,7 @@ CudaSession::~CudaSession() {
   const CudaSymbols &cu = driver_.sym();
   if (stream_)
     cu.cuStreamSynchronize(stream_);
-  for (EntryPlan &plan : plans_) {
+  for (EntryPlan &plan : entryPlans_) {
     if (plan.graph)
       cu.cuGraphExecDestroy(plan.graph);
     for (CUevent ev : plan.events)
@@ -319,8 +321,8 @@ Status CudaSession::directAddress(const void *p, const char *what, const char *n
 
 Status CudaSession::enqueueStep(int32_t e, int32_t s) {
   const nncc_module &m = module_.abi();
-  const nncc_step &st = m.entries[e].steps[s];
-  EntryPlan &plan = plans_[e];
+  const nncc_step &st = plan_.entries[e].steps[s];
+  EntryPlan &plan = entryPlans_[e];
   StepPlan &sp = plan.steps[s];
   const CUdeviceptr *args = plan.args.of(s);
   switch (st.kind) {
@@ -354,7 +356,7 @@ Status CudaSession::enqueueStep(int32_t e, int32_t s) {
 }
 
 Status CudaSession::enqueueSteps(int32_t e) {
-  for (int32_t s = 0; s < module_.entry(e).num_steps; ++s)
+  for (int32_t s = 0; s < plan_.entries[e].num_steps; ++s)
     NNCC_RETURN_IF_ERROR(enqueueStep(e, s));
   return Status::ok();
 }
@@ -364,11 +366,11 @@ Status CudaSession::enqueueSteps(int32_t e) {
 /// changed capture updates the executable graph in place when the driver
 /// can (cuGraphExecUpdate), else instantiates it anew.
 Status CudaSession::launchGraph(int32_t e) {
-  EntryPlan &plan = plans_[e];
+  EntryPlan &plan = entryPlans_[e];
   size_t io = plan.staging.size();
   if (!plan.graph || !std::equal(io_.begin(), io_.begin() + io, plan.graphIo.begin())) {
     const CudaSymbols &cu = driver_.sym();
-    std::string where = where_ + format(": capturing entry '%s'", module_.entry(e).name);
+    std::string where = where_ + format(": capturing entry '%s'", plan_.entries[e].name);
     Status began = driver_.check(
         cu.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
         "cuStreamBeginCapture", where);
@@ -409,14 +411,14 @@ Status CudaSession::launchGraph(int32_t e) {
   CUresult r = driver_.sym().cuGraphLaunch(plan.graph, stream_);
   return r == CUDA_SUCCESS ? Status::ok()
                            : driver_.check(r, "cuGraphLaunch",
-                                           where_ + format(": entry '%s'", module_.entry(e).name));
+                                           where_ + format(": entry '%s'", plan_.entries[e].name));
 }
 
 /// Step by step, an event before each step and after the last: the profiler
 /// gets each step's device time, placed on its clock at the run's start.
 Status CudaSession::runProfiled(int32_t e, Profiler *profiler) {
-  EntryPlan &plan = plans_[e];
-  int32_t steps = module_.entry(e).num_steps;
+  EntryPlan &plan = entryPlans_[e];
+  int32_t steps = plan_.entries[e].num_steps;
   while (plan.events.size() < static_cast<size_t>(steps) + 1) {
     CUevent ev = nullptr;
     NNCC_CU_CALL(driver_, where_, cuEventCreate, &ev, CU_EVENT_DEFAULT);
@@ -430,7 +432,7 @@ Status CudaSession::runProfiled(int32_t e, Profiler *profiler) {
     NNCC_RETURN_IF_ERROR(enqueueStep(e, s));
     NNCC_CU_CALL(driver_, where_, cuEventRecord, plan.events[s + 1], stream_);
   }
-  NNCC_CU_CALL(driver_, where_ + format(": entry '%s'", module_.entry(e).name),
+  NNCC_CU_CALL(driver_, where_ + format(": entry '%s'", plan_.entries[e].name),
                cuStreamSynchronize, stream_);
   float before = 0;
   for (int32_t s = 0; s < steps; ++s) {
@@ -447,8 +449,8 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
                         Profiler *profiler) {
   CudaContextGuard ctx;
   NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
-  const nncc_entry &entry = module_.entry(e);
-  EntryPlan &plan = plans_[e];
+  const nncc_entry &entry = plan_.entries[e];
+  EntryPlan &plan = entryPlans_[e];
   int32_t nin = entry.num_inputs;
   // Messages are only formatted on failure: a run allocates nothing.
   auto runWhere = [&](const char *what, const char *name) {
@@ -561,7 +563,7 @@ Status createCudaSession(const Module &module, int index, const SessionConfig &c
   const CudaDriver *driver = nullptr;
   NNCC_RETURN_IF_ERROR(
       CudaDriver::get(&driver).prefix("cannot open device cuda:" + std::to_string(index) + ": "));
-  auto session = std::make_unique<CudaSession>(module, *driver, index, config.cudaStream);
+  auto session = std::make_unique<CudaSession>(module, *config.plan, *driver, index, config.cudaStream);
   NNCC_RETURN_IF_ERROR(session->init());
   *out = std::move(session);
   return Status::ok();

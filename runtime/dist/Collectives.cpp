@@ -8,11 +8,10 @@
 
 namespace nncc::rt {
 
-Status checkCollectiveWorld(const Module &module, const Communicator &comm) {
-  const nncc_module &m = module.abi();
-  for (int32_t e = 0; e < m.num_entries; ++e)
-    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
-      const nncc_step &st = m.entries[e].steps[s];
+Status checkCollectiveWorld(const Module &module, const nncc_plan &plan, const Communicator &comm) {
+  for (int32_t e = 0; e < plan.num_entries; ++e)
+    for (int32_t s = 0; s < plan.entries[e].num_steps; ++s) {
+      const nncc_step &st = plan.entries[e].steps[s];
       if (st.kind != NNCC_STEP_COLLECTIVE)
         continue;
       int64_t group = st.iparams[NNCC_COLLECTIVE_GROUP_SIZE];
@@ -21,17 +20,17 @@ Status checkCollectiveWorld(const Module &module, const Communicator &comm) {
                      format("module '%s' entry '%s' was compiled for %lld data-parallel ranks "
                             "(--parallel=dp:%lld), but this session's world has %d (%s): run it under "
                             "`mpirun -np %lld` with an MPI communicator",
-                            module.path().c_str(), m.entries[e].name, (long long)group, (long long)group,
+                            module.path().c_str(), plan.entries[e].name, (long long)group, (long long)group,
                             comm.size(), comm.backend(), (long long)group));
     }
   return Status::ok();
 }
 
-int64_t collectiveStagingFloats(const nncc_module &m) {
+int64_t collectiveStagingFloats(const nncc_plan &plan) {
   int64_t most = 0;
-  for (int32_t e = 0; e < m.num_entries; ++e)
-    for (int32_t s = 0; s < m.entries[e].num_steps; ++s) {
-      const nncc_step &st = m.entries[e].steps[s];
+  for (int32_t e = 0; e < plan.num_entries; ++e)
+    for (int32_t s = 0; s < plan.entries[e].num_steps; ++s) {
+      const nncc_step &st = plan.entries[e].steps[s];
       if (st.kind != NNCC_STEP_COLLECTIVE)
         continue;
       int64_t bytes = 0;

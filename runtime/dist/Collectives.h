@@ -11,7 +11,7 @@ namespace nncc::rt {
 
 /// The f32 elements of the largest bucket of any collective step: the
 /// staging buffer a session packs a bucket into, sized once.
-int64_t collectiveStagingFloats(const nncc_module &m);
+int64_t collectiveStagingFloats(const nncc_plan &plan);
 
 /// Runs collective step `st` (NNCC_STEP_COLLECTIVE, verified) whose buffers
 /// are the host pointers `args`: inputs args[0, k) packed into `staging`,

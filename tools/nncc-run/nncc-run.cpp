@@ -263,7 +263,9 @@ void printValues(const nncc::Tensor &t) {
 /// The ten steps of `entry` with the most total time over the profiled runs.
 void printProfile(const nncc::Module &module, const nncc::Session &session,
                   const nncc::EntryInfo &entry) {
-  std::vector<nncc::StepInfo> steps = module.steps(entry.name);
+  // The steps of the plan the session ran: its device kind's ("cuda:1" -> "cuda").
+  std::string device = session.device();
+  std::vector<nncc::StepInfo> steps = module.steps(entry.name, device.substr(0, device.find(':')));
   nncc::ProfileStats runs = session.profileStats(entry.name);
   struct Row {
     size_t step;
@@ -307,9 +309,15 @@ int printInfo(const nncc::Module &module, const std::string &path) {
               cpu.empty() ? "" : " (needs ", module.cpuFeatures().c_str(), cpu.empty() ? "" : ")");
   std::printf("runs on: cpu %s, cuda %s\n", module.runsOn("cpu") ? "yes" : "no",
               module.runsOn("cuda") ? "yes" : "no");
-  for (const nncc::EntryInfo &e : module.entries())
-    std::printf("entry %s: (%s) -> (%s), %d steps\n", e.name.c_str(), signature(e.inputs).c_str(),
-                signature(e.outputs).c_str(), e.numSteps);
+  for (const nncc::EntryInfo &e : module.entries()) {
+    // Steps per plan: each device kind runs its own.
+    std::string steps;
+    for (const char *kind : {"cpu", "cuda"})
+      if (nncc_module_num_steps(module.handle(), kind, e.index) >= 0)
+        steps += (steps.empty() ? "" : ", ") + std::to_string(module.steps(e.name, kind).size()) + " steps on " + kind;
+    std::printf("entry %s: (%s) -> (%s), %s\n", e.name.c_str(), signature(e.inputs).c_str(),
+                signature(e.outputs).c_str(), steps.c_str());
+  }
   std::vector<nncc::TensorInfo> states = module.states();
   if (!states.empty())
     std::printf("state: %s\n", signature(states).c_str());

@@ -396,17 +396,20 @@ TEST(Profile, StepInfo) {
   ASSERT_TRUE(m);
   nncc_step_info si;
   for (int32_t i = 0; i < 3; ++i) {
-    ASSERT_EQ(nncc_module_step_info(m.get(), 0, i, &si), NNCC_OK);
+    ASSERT_EQ(nncc_module_step_info(m.get(), "cpu", 0, i, &si), NNCC_OK);
     EXPECT_STREQ(si.name, kForward[i].name);
     EXPECT_STREQ(si.kind, kForward[i].cat);
     EXPECT_STREQ(si.kernel, kForward[i].kernel);
     EXPECT_EQ(double(si.bytes), kForward[i].bytes);
   }
-  ASSERT_EQ(nncc_module_step_info(m.get(), 0, 0, &si), NNCC_OK);
+  ASSERT_EQ(nncc_module_step_info(m.get(), nullptr, 0, 0, &si), NNCC_OK); // the first plan
   EXPECT_EQ(si.parallel_extent, FIXTURE_ROWS);
-  EXPECT_EQ(nncc_module_step_info(m.get(), 0, 3, &si), NNCC_ERROR_NOT_FOUND);
-  EXPECT_EQ(nncc_module_step_info(m.get(), 5, 0, &si), NNCC_ERROR_NOT_FOUND);
-  EXPECT_EQ(nncc_module_step_info(nullptr, 0, 0, &si), NNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nncc_module_num_steps(m.get(), "cuda", 0), 3);
+  EXPECT_EQ(nncc_module_num_steps(m.get(), "tpu", 0), -1);
+  EXPECT_EQ(nncc_module_step_info(m.get(), "cpu", 0, 3, &si), NNCC_ERROR_NOT_FOUND);
+  EXPECT_EQ(nncc_module_step_info(m.get(), "cpu", 5, 0, &si), NNCC_ERROR_NOT_FOUND);
+  EXPECT_EQ(nncc_module_step_info(m.get(), "tpu", 0, 0, &si), NNCC_ERROR_NOT_FOUND);
+  EXPECT_EQ(nncc_module_step_info(nullptr, "cpu", 0, 0, &si), NNCC_ERROR_INVALID_ARGUMENT);
 }
 
 TEST(Profile, CppApi) {

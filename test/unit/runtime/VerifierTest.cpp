@@ -75,6 +75,12 @@ TEST(Verifier, GpuModuleRunsOnCpu) {
 
 // The plan checksum covers every table: a module whose tables do not hash to
 // the recorded value is refused before any of its counts is trusted.
+// One plan per device kind, every plan listing the same entries.
+TEST(Verifier, RejectsInconsistentPlans) {
+  EXPECT_THAT(loadError(FIXTURE_DUPLICATE_PLAN_SO), HasSubstr("two plans for cpu devices"));
+  EXPECT_THAT(loadError(FIXTURE_PLAN_MISMATCH_SO), HasSubstr("the cuda plan has 1 entries, the cpu plan 2"));
+}
+
 TEST(Verifier, RejectsPlanChecksumMismatch) {
   EXPECT_THAT(loadError(FIXTURE_BAD_PLAN_CHECKSUM_SO),
               HasSubstr("plan checksum mismatch (the tables hash to 0x"));

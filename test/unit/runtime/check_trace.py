@@ -10,7 +10,7 @@ nncc-run --profile) against the module that produced it.
   array); every event has name, ph, ts, pid and tid; complete events
   ("ph": "X") have dur >= 0; metadata events name the process and threads.
 - Every step of the entry's plan (read from the module through the runtime's
-  C API: nncc_module_entry_info, nncc_module_step_info) appears exactly once
+  C API: nncc_module_num_steps, nncc_module_step_info) appears exactly once
   per run, in plan order, named after its ONNX nodes, with the step's kind as
   "cat" and the args kernel, nodes, bytes, device, chunks, run.
 - Each step lies inside its run's event ("cat": "run").
@@ -36,7 +36,7 @@ class StepInfo(ctypes.Structure):
                 ("parallel_extent", ctypes.c_int64)]
 
 
-def plan_steps(runtime, module_path, entry):
+def plan_steps(runtime, module_path, entry, kind):
     """The entry's steps as dicts, via the runtime's C API."""
     rt = ctypes.CDLL(runtime)
     rt.nncc_last_error.restype = ctypes.c_char_p
@@ -50,9 +50,10 @@ def plan_steps(runtime, module_path, entry):
     if rt.nncc_module_entry_info(handle, index, ctypes.byref(info)) != 0:
         raise SystemExit(rt.nncc_last_error().decode())
     steps = []
-    for s in range(info.num_steps):
+    rt.nncc_module_num_steps.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32]
+    for s in range(rt.nncc_module_num_steps(handle, kind.encode(), index)):
         si = StepInfo()
-        if rt.nncc_module_step_info(handle, index, s, ctypes.byref(si)) != 0:
+        if rt.nncc_module_step_info(handle, kind.encode(), index, s, ctypes.byref(si)) != 0:
             raise SystemExit(rt.nncc_last_error().decode())
         steps.append({"name": si.name.decode(), "kind": si.kind.decode(),
                       "kernel": si.kernel.decode(), "bytes": si.bytes})
@@ -157,7 +158,9 @@ def main():
         except ValueError as e:
             raise SystemExit(f"{args.trace}: not valid JSON: {e}")
     events = check_format(doc, problems)
-    steps = plan_steps(args.runtime, args.module, args.entry)
+    # The steps of the plan the traced session ran (its device's kind).
+    other = doc.get("otherData", {}) if isinstance(doc, dict) else {}
+    steps = plan_steps(args.runtime, args.module, args.entry, other.get("plan", "cpu"))
     runs = check_steps(events, steps, args.entry, args.runs, problems)
     if problems:
         print(f"{args.trace}: {len(problems)} problem(s):")
