@@ -57,8 +57,11 @@ bool isLibraryContraction(Operation *op) {
     return conv.getGroup() == 1 && isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) && nonEmpty(conv.getResult()) &&
            nonEmpty(conv.getWeight());
   // The bias, when there is one, has the result's type (col2im adds it).
+  // Grouped (and depthwise) ones are one GEMM batched over the groups, which
+  // a GEMM step's single batch stride expresses for one image only.
   if (auto conv = dyn_cast<nn::ConvTransposeOp>(op))
-    return conv.getGroup() == 1 && isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) &&
+    return (conv.getGroup() == 1 || cast<RankedTensorType>(conv.getInput().getType()).getShape()[0] == 1) &&
+           isGemmElementTypes(conv.getInput(), conv.getWeight(), conv.getResult()) &&
            (!conv.getBias() ||
             getElementTypeOrSelf(conv.getBias().getType()) == getElementTypeOrSelf(conv.getType())) &&
            nonEmpty(conv.getResult()) && nonEmpty(conv.getInput()) && nonEmpty(conv.getWeight());

@@ -115,20 +115,31 @@ LogicalResult lowerConvTransposeToGemm(nn::ConvTransposeOp conv, SymbolTable &sy
   auto in = cast<RankedTensorType>(conv.getInput().getType());
   auto w = cast<RankedTensorType>(conv.getWeight().getType());
   auto out = cast<RankedTensorType>(conv.getType());
-  int64_t n = in.getShape()[0], c = in.getShape()[1];
+  int64_t n = in.getShape()[0], c = in.getShape()[1], groups = conv.getGroup();
+  // Per group: its c/g input channels times its (M/g, k...) columns.
   int64_t columns = w.getNumElements() / c, inPositions = in.getNumElements() / (n * c);
   OpBuilder b(conv);
   Location loc = conv.getLoc();
   Type elem = in.getElementType();
-  Value x = exec::ViewOp::create(b, loc, RankedTensorType::get({n, c, inPositions}, elem), conv.getInput());
-  Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({c, columns}, elem), conv.getWeight());
+  // Ungrouped: batched over the images, the weights broadcast. Grouped (one
+  // image, isLibraryContraction): batched over the groups, group g's weights
+  // [c/g, M/g·k...] against its channels [c/g, i...]; the results, group
+  // after group, are the output channels in order.
+  SmallVector<int64_t> xShape{n, c, inPositions}, wShape{c, columns}, colsShape{n, columns, inPositions};
+  if (groups > 1) {
+    xShape = {groups, c / groups, inPositions};
+    wShape = {groups, c / groups, columns};
+    colsShape = {groups, columns, inPositions};
+  }
+  Value x = exec::ViewOp::create(b, loc, RankedTensorType::get(xShape, elem), conv.getInput());
+  Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get(wShape, elem), conv.getWeight());
   // The products accumulate in f32 and stay f32 until col2im has summed the
   // taps: one rounding per output element in a low-precision plan.
-  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get({n, columns, inPositions}, b.getF32Type()), weights, x,
-                                   Value(), Value(), /*trans_a=*/true, /*trans_b=*/false, APFloat(1.0), APFloat(0.0),
+  auto gemm = exec::GemmOp::create(b, loc, RankedTensorType::get(colsShape, b.getF32Type()), weights, x, Value(),
+                                   Value(), /*trans_a=*/true, /*trans_b=*/false, APFloat(1.0), APFloat(0.0),
                                    nodeNames(loc));
   // col as [n, M, k..., i...]: the GEMM's rows are (m, k...) in weight order.
-  SmallVector<int64_t> colShape{n, w.getShape()[1]};
+  SmallVector<int64_t> colShape{n, w.getShape()[1] * groups};
   llvm::append_range(colShape, w.getShape().drop_front(2));
   llvm::append_range(colShape, in.getShape().drop_front(2));
   Value col = exec::ViewOp::create(b, loc, RankedTensorType::get(colShape, b.getF32Type()), gemm.getResult());

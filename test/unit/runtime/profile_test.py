@@ -142,7 +142,8 @@ def main():
         with open(trace, encoding="utf-8") as f:
             doc = json.load(f)
         events = check_trace.check_format(doc, problems)
-        steps = check_trace.plan_steps(args.runtime, module, args.entry)
+        # The steps of the plan the session ran (the trace names its device kind).
+        steps = check_trace.plan_steps(args.runtime, module, args.entry, doc["otherData"]["plan"])
         if len(steps) != num_steps:
             problems.append(f"nncc_module_step_info gave {len(steps)} steps, entry info {num_steps}")
         check_trace.check_steps(events, steps, args.entry, runs, problems)
