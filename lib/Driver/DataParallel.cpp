@@ -1,6 +1,8 @@
 /// The driver's side of `--parallel=dp:N`: the option and the shapes of the
 /// shard each rank compiles.
 #include "lib/Driver/Driver.h"
+#include "lib/Import/ModelLoader.h"
+#include "lib/Import/ShardBatch.h"
 #include "lib/Support/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -9,6 +11,8 @@
 #include "llvm/Support/Path.h"
 
 #include "onnx/onnx_pb.h"
+
+#include <set>
 
 namespace nncc {
 
@@ -70,24 +74,23 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importShard(mlir::MLIRContext 
   auto file = llvm::MemoryBuffer::getFile(path);
   if (!file)
     return fail(path, "cannot read: " + file.getError().message());
-  onnx::ModelProto model;
-  if (!model.ParseFromArray((*file)->getBufferStart(), static_cast<int>((*file)->getBufferSize())))
-    return fail(path, "not an ONNX model");
-  // The shapes the model records for the global batch would contradict the
-  // shard's: shape inference recomputes them from the inputs.
-  onnx::GraphProto *graph = model.mutable_graph();
-  graph->clear_value_info();
-  for (onnx::ValueInfoProto &output : *graph->mutable_output()) {
-    auto *type = output.mutable_type();
-    if (!type->has_tensor_type() || !type->tensor_type().has_shape() || type->tensor_type().shape().dim_size() == 0)
-      continue;
-    auto *dim = type->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
-    if (dim->has_dim_value() && dim->dim_value() == batch)
-      dim->clear_dim_value();
-  }
+  // The model as the global import saw it (upgraded, --shape and --bind-input
+  // applied, shapes inferred at the global batch), with the constants that
+  // carry the batch rewritten for the shard's.
+  llvm::StringRef baseDir = llvm::sys::path::parent_path(path);
+  auto loaded = import::loadModel((*file)->getBuffer(), path, baseDir, global);
+  if (!loaded)
+    return loaded.takeError();
+  std::set<std::string> batchInputs;
+  for (const auto &[name, dims] : shard->inputShapes)
+    batchInputs.insert(name);
+  if (auto err = import::shardBatchConstants(loaded->proto, batchInputs, batch, ranks, path))
+    return std::move(err);
+  // The bound inputs are constants of the loaded model already.
+  shard->boundInputs.clear();
   std::string bytes;
-  model.SerializeToString(&bytes);
-  return importOnnxBytes(context, bytes, path, llvm::sys::path::parent_path(path), *shard);
+  loaded->proto.SerializeToString(&bytes);
+  return importOnnxBytes(context, bytes, path, baseDir, *shard);
 }
 
 } // namespace nncc

@@ -164,7 +164,9 @@ llvm::Expected<ImportOptions> shardedImportOptions(mlir::ModuleOp imported, cons
                                                    int64_t ranks);
 
 /// The model at `path` imported as one of `ranks` data-parallel ranks sees
-/// it: at the shard's batch (shardedImportOptions), the shapes the file
+/// it: at the shard's batch (shardedImportOptions), its constant shapes that
+/// hold the global batch rewritten for the shard's (import::shardBatchConstants,
+/// which refuses, naming the node, those it cannot prove), the shapes the file
 /// records for the global batch left to shape inference.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importShard(mlir::MLIRContext &context, llvm::StringRef path,
                                                              mlir::ModuleOp imported, const ImportOptions &global,

@@ -4,13 +4,15 @@
     /usr/bin/python3 test/e2e/distributed_test.py --nncc build/bin/nncc --nncc-run build/bin/nncc-run
         [--work-dir DIR] [--mpirun mpirun]
 
-The example MLP (and CNN, BatchNorm statistics frozen) compiled at a global
+The example MLP (and CNN, BatchNorm statistics frozen, and transformer, mse
+against a random target, its scalar constants frozen) compiled at a global
 batch of 16 with `--train` (SGD with momentum: the update scales with the
 gradient, so a sum where a mean belongs shows) is trained for 20 steps by one
 process on the global batch, and by `mpirun -np N nncc-run --train` for a
-module compiled with `--parallel=dp:N` (MLP: N = 2, 4; CNN: N = 2; each rank
-takes its 16/N samples of every global batch): the losses must agree within
-relative 1e-5. Also: only rank 0
+module compiled with `--parallel=dp:N` (MLP and transformer: N = 2, 4; CNN:
+N = 2; each rank takes its 16/N samples of every global batch): the losses
+must agree within relative 1e-5. The transformer's Reshapes hold the global
+batch in constant shapes, which the shard's import rewrites. Also: only rank 0
 prints and writes the loss file and checkpoint; the checkpoint rank 0 wrote
 loads into the one-process module and gives its next loss; a dp:2 module
 outside mpirun is refused naming the world sizes; a rank whose run fails
@@ -39,6 +41,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
 BATCH = 16
 STEPS = 20
+SAMPLES = 320
 LR = "0.05"
 TRAIN = ["--train", "--target=cpu", "--optimizer=momentum"]
 
@@ -58,14 +61,17 @@ def losses(path):
 class Setup:
     """One model at the global batch, its data, and the one-process reference losses."""
 
-    def __init__(self, args, work, name, shape, flags):
+    def __init__(self, args, work, name, shape, flags, labels=None):
+        """`labels`: the shape of one sample's float target (mse), or None for a class in [0, 10)."""
         self.args, self.work, self.name, self.flags = args, work, name, TRAIN + flags
         self.model = os.path.join(work, f"{name}.onnx")
         self.data = os.path.join(work, f"{name}-data")
         os.makedirs(self.data, exist_ok=True)
         rng = np.random.default_rng(5)
-        np.save(os.path.join(self.data, "x.npy"), rng.standard_normal((320,) + shape).astype(np.float32))
-        np.save(os.path.join(self.data, "labels.npy"), rng.integers(0, 10, size=320).astype(np.int64))
+        np.save(os.path.join(self.data, "x.npy"), rng.standard_normal((SAMPLES,) + shape).astype(np.float32))
+        target = (rng.integers(0, 10, size=SAMPLES).astype(np.int64) if labels is None
+                  else rng.standard_normal((SAMPLES,) + labels).astype(np.float32))
+        np.save(os.path.join(self.data, "labels.npy"), target)
         self.single = os.path.join(work, f"{name}-single.so")
         run([args.nncc, self.model, *self.flags, "-o", self.single], "nncc --train")
         self.single_losses = os.path.join(work, f"{name}-single.txt")
@@ -208,10 +214,16 @@ def main():
     run([sys.executable, MAKE_MODELS, work, "--batch", str(BATCH)], "make_models.py")
     mlp = Setup(args, work, "mlp", (64,), [])
     cnn = Setup(args, work, "cnn", (3, 32, 32), ["--freeze=.*_(mean|var)"])
+    # Its Reshapes to and from the heads hold the global batch in constant
+    # shapes ([16, 16, 4, 16], [16, 16, 64]), rewritten for the shard.
+    transformer = Setup(args, work, "transformer", (16, 64), ["--loss=mse", "--freeze=.*_(scale|sqrt2|one|half)"],
+                        labels=(16, 64))
     checks = [
         ("mlp dp=2", lambda: check_dp(mlp, 2)),
         ("mlp dp=4", lambda: check_dp(mlp, 4)),
         ("cnn dp=2", lambda: check_dp(cnn, 2)),
+        ("transformer dp=2", lambda: check_dp(transformer, 2)),
+        ("transformer dp=4", lambda: check_dp(transformer, 4)),
         ("world", lambda: check_world_refused(mlp)),
         ("failed rank", lambda: check_failed_rank(mlp)),
         ("killed rank", lambda: check_killed_rank(mlp)),
