@@ -18,7 +18,13 @@
 #          the nvidia-cublas wheel next to torch (site-packages/nvidia/*/lib)
 #          is used through NNCC_CUBLASLT_LIBRARY,
 #       3. the GPU unit tests (runtime_cuda_tests: cuBLASLt GEMMs, PTX kernels,
-#          graphs, device pointers, profiling on cuda:0),
+#          graphs, device pointers, profiling on cuda:0), then the NCCL tests
+#          (runtime_nccl_tests: collective steps of one session per GPU over
+#          a one-process NCCL world, dp=2 on two GPUs, mean and sum, eager and
+#          replayed from a CUDA Graph; with one GPU the two-rank tests skip,
+#          saying so, and a world of one still runs ncclAllReduce); without
+#          libnccl.so.2 on the linker path or in $CUDA_HOME, the nvidia-nccl
+#          wheel next to torch is used through NNCC_NCCL_LIBRARY,
 #       4. every carried model on cuda:0 against its expected outputs,
 #       5. the GPU benchmark (bench/gpu_bench.py: MLP, ResNet-style CNN and
 #          encoder at batch 1 and 64, and the encoder in bf16, against PyTorch
@@ -53,17 +59,19 @@ pack() {
   fi
   local fixtures=$build/test/unit/runtime/fixtures
   for f in "$build/lib/libnncc_runtime.so.0" "$build/bin/nncc-run" "$build/bin/nncc-info" \
-           "$build/test/unit/runtime/runtime_cuda_tests" "$fixtures/gpu_kernel_ok.so"; do
-    [ -e "$f" ] || die "$f is missing: ninja -C $build nncc-run nncc-info runtime_cuda_tests"
+           "$build/test/unit/runtime/runtime_cuda_tests" "$build/test/unit/runtime/runtime_nccl_tests" \
+           "$fixtures/gpu_kernel_ok.so"; do
+    [ -e "$f" ] || die "$f is missing: ninja -C $build nncc-run nncc-info runtime_cuda_tests runtime_nccl_tests"
   done
   rm -rf "$bundle"
   mkdir -p "$bundle/lib" "$bundle/bin" "$bundle/fixtures" "$bundle/models"
   cp -L "$build/lib/libnncc_runtime.so.0" "$bundle/lib/"
   cp "$build/bin/nncc-run" "$build/bin/nncc-info" "$build/test/unit/runtime/runtime_cuda_tests" \
-     "$bundle/bin/"
+     "$build/test/unit/runtime/runtime_nccl_tests" "$bundle/bin/"
   # Every fixture the GPU tests load (their paths are compiled in).
   local fixture
-  for fixture in $(strings -a "$build/test/unit/runtime/runtime_cuda_tests" |
+  for fixture in $(strings -a "$build/test/unit/runtime/runtime_cuda_tests" \
+                              "$build/test/unit/runtime/runtime_nccl_tests" |
                    grep -oE '/fixtures/[A-Za-z0-9_]+\.so$' | sort -u); do
     cp "$fixtures/$(basename "$fixture")" "$bundle/fixtures/" ||
       die "fixture $fixture is missing: ninja -C $build runtime_cuda_tests"
@@ -133,6 +141,34 @@ print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.joi
   note "GPU unit tests (exit $rc): $(grep -E '^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]' "$out/gpu_tests.txt" | tr '\n' ' ')"
   [ $rc = 0 ] || status=1
   grep -q '^\[  SKIPPED \] [0-9]' "$out/gpu_tests.txt" && status=1 # a GPU machine skips nothing
+
+  # 3b. NCCL: libnccl.so.2 from the linker path or $CUDA_HOME, else the
+  # nvidia-nccl wheel torch uses. Two-rank tests need two GPUs: with one they
+  # skip, and the summary says so (not a failure).
+  if [ -z "${NNCC_NCCL_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2' &&
+     [ ! -e "${CUDA_HOME:-/usr/local/cuda}/lib64/libnccl.so.2" ]; then
+    local nccl
+    nccl=$(timeout 30 python3 -c 'import glob, os, nvidia
+print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.join(p, "*", "lib", "libnccl.so*")))))' 2>/dev/null | head -1)
+    if [ -n "$nccl" ]; then
+      export NNCC_NCCL_LIBRARY=$nccl
+      note "NCCL: none on the linker path or in \$CUDA_HOME; using $nccl"
+    fi
+  fi
+  local gpus
+  gpus=$(grep -cE '^  cuda:[0-9]+  .*sm_[0-9]' "$out/info.txt")
+  limit=$(left 300); [ "$limit" -gt 60 ] && limit=60
+  NNCC_TEST_FIXTURE_DIR="$bundle/fixtures" \
+    timeout "$limit" "$bundle/bin/runtime_nccl_tests" --gtest_output="xml:$out/nccl_tests.xml" \
+    > "$out/nccl_tests.txt" 2>&1
+  rc=$?
+  note "NCCL tests on $gpus GPU(s) (exit $rc): $(grep -E '^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]' "$out/nccl_tests.txt" | tr '\n' ' ')"
+  [ $rc = 0 ] || status=1
+  if [ "$gpus" -lt 2 ]; then
+    note "NCCL: dp=2 over NCCL skipped: this machine has $gpus GPU (needs 2)"
+  elif grep -q '^\[  SKIPPED \] Nccl\.' "$out/nccl_tests.txt"; then
+    status=1 # two GPUs run every NCCL test (the failure cases need the host fixtures)
+  fi
 
   # 4. Compiled backend models on cuda:0, 8 at a time (one process each, 30 s
   # at most), leaving the benchmark 240 s; a model not run in time fails.
