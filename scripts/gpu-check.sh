@@ -158,8 +158,10 @@ print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.joi
   local gpus
   gpus=$(grep -cE '^  cuda:[0-9]+  .*sm_[0-9]' "$out/info.txt")
   limit=$(left 300); [ "$limit" -gt 60 ] && limit=60
-  NNCC_TEST_FIXTURE_DIR="$bundle/fixtures" \
-    timeout "$limit" "$bundle/bin/runtime_nccl_tests" --gtest_output="xml:$out/nccl_tests.xml" \
+  NNCC_TEST_FIXTURE_DIR="$bundle/fixtures" NNCC_TEST_TMP_DIR="$out/logs" \
+  NNCC_TEST_NNCC_RUN="$bundle/bin/nncc-run" \
+    timeout "$limit" "$bundle/bin/runtime_nccl_tests" --gtest_filter='Nccl.*' \
+    --gtest_output="xml:$out/nccl_tests.xml" \
     > "$out/nccl_tests.txt" 2>&1
   rc=$?
   note "NCCL tests on $gpus GPU(s) (exit $rc): $(grep -E '^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]' "$out/nccl_tests.txt" | tr '\n' ' ')"

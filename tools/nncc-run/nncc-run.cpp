@@ -406,6 +406,10 @@ int trainOnDevices(const nncc::Module &module, Options o) {
   for (int r = 0; r < ranks; ++r) {
     nncc::SessionOptions options{o.threads};
     options.distributed = comms[r];
+    if (r != 0)
+      options.profile = ""; // rank 0's trace only (--profile or NNCC_PROFILE)
+    else if (!o.profile.empty())
+      options.profile = o.profile;
     sessions[r].emplace(module, nncc::Device::cuda(o.devices[r]), options);
     setUpStates(module, *sessions[r], o);
     names += (r ? "," : "") + sessions[r]->device();

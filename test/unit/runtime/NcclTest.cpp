@@ -315,13 +315,16 @@ void writeNpy(const std::string &path, const std::vector<float> &values) {
 // the loss of step k is the mean of the ranks' samples 2k and 2k + 1.
 TEST(Nccl, NnccRunTrainsOnTwoDevices) {
   SKIP_WITHOUT_GPUS(2);
-  if (!std::ifstream(NNCC_RUN_EXE).good())
-    GTEST_SKIP() << NNCC_RUN_EXE << " is not on this machine";
-  std::string dir = std::string(TEST_TMP_ROOT) + "/nccl-train";
+  const char *env = std::getenv("NNCC_TEST_NNCC_RUN"); // gpu-check.sh: the bundle's
+  std::string exe = env && *env ? env : NNCC_RUN_EXE;
+  if (!std::ifstream(exe).good())
+    GTEST_SKIP() << exe << " is not on this machine";
+  const char *tmp = std::getenv("NNCC_TEST_TMP_DIR"); // gpu-check.sh: a writable folder
+  std::string dir = std::string(tmp && *tmp ? tmp : TEST_TMP_ROOT) + "/nccl-train";
   ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
   writeNpy(dir + "/x.npy", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   std::string module = fixturePath(FIXTURE_COLLECTIVE_DP2_SO), out;
-  std::string cmd = std::string(NNCC_RUN_EXE) + " " + module + " --train --data " + dir +
+  std::string cmd = exe + " " + module + " --train --data " + dir +
                     " --steps 6 --devices cuda:0,cuda:1 --loss-file " + dir + "/loss.txt";
   ASSERT_EQ(runCommand(cmd, &out), 0) << out;
   EXPECT_THAT(out, HasSubstr("entry 'train_step' on cuda:0,cuda:1 (one process, 2 ranks over NCCL)"));
@@ -337,7 +340,7 @@ TEST(Nccl, NnccRunTrainsOnTwoDevices) {
 
   // A dp:2 module on one device is refused, naming both sizes.
   out.clear();
-  EXPECT_EQ(runCommand(std::string(NNCC_RUN_EXE) + " " + module + " --train --data " + dir +
+  EXPECT_EQ(runCommand(exe + " " + module + " --train --data " + dir +
                            " --steps 1 --devices cuda:1",
                        &out),
             1);
