@@ -24,7 +24,10 @@
 #          replayed from a CUDA Graph; with one GPU the two-rank tests skip,
 #          saying so, and a world of one still runs ncclAllReduce); without
 #          libnccl.so.2 on the linker path or in $CUDA_HOME, the nvidia-nccl
-#          wheel next to torch is used through NNCC_NCCL_LIBRARY,
+#          wheel next to torch is used through NNCC_NCCL_LIBRARY; with two
+#          GPUs and a bundle packed with --nncc, the example MLP trained 20
+#          steps by `nncc-run --train --devices cuda:0,cuda:1` (dp=2 over
+#          NCCL) against one GPU on the global batch (losses within 1e-4),
 #       4. every carried model on cuda:0 against its expected outputs,
 #       5. the GPU benchmark (bench/gpu_bench.py: MLP, ResNet-style CNN and
 #          encoder at batch 1 and 64, and the encoder in bf16, against PyTorch
@@ -78,6 +81,19 @@ pack() {
   done
   cp "$0" "$bundle/gpu-check.sh"
   if [ -n "$nncc" ]; then
+    # dp=2 over NCCL: the example MLP at a global batch of 16 for one GPU and
+    # for two ranks, 320 random samples.
+    local dp=$bundle/dp2
+    mkdir -p "$dp/data"
+    /usr/bin/python3 "$(dirname "$0")/../examples/models/make_models.py" "$dp" --batch 16 > /dev/null &&
+      rm -f "$dp/cnn.onnx" "$dp/transformer.onnx" &&
+      /usr/bin/python3 -c 'import sys, numpy as np
+r = np.random.default_rng(5)
+np.save(sys.argv[1] + "/x.npy", r.standard_normal((320, 64)).astype(np.float32))
+np.save(sys.argv[1] + "/labels.npy", r.integers(0, 10, size=320).astype(np.int64))' "$dp/data" &&
+      "$nncc" "$dp/mlp.onnx" --train --optimizer=momentum --target=cpu,cuda:sm_90 -o "$dp/mlp-dp1.so" &&
+      "$nncc" "$dp/mlp.onnx" --train --optimizer=momentum --target=cpu,cuda:sm_90 --parallel=dp:2 \
+        --bucket-bytes 16384 -o "$dp/mlp-dp2.so" && rm "$dp/mlp.onnx" || die "packing the dp=2 check failed"
     /usr/bin/python3 "$(dirname "$0")/../bench/gpu_bench.py" pack --nncc "$nncc" "$bundle/bench" \
       > /dev/null || die "packing the benchmark models failed"
     local used budget
@@ -170,6 +186,25 @@ print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.joi
     note "NCCL: dp=2 over NCCL skipped: this machine has $gpus GPU (needs 2)"
   elif grep -q '^\[  SKIPPED \] Nccl\.' "$out/nccl_tests.txt"; then
     status=1 # two GPUs run every NCCL test (the failure cases need the host fixtures)
+  fi
+  if [ "$gpus" -ge 2 ] && [ -d "$bundle/dp2" ]; then
+    local dp=$bundle/dp2 train="--train --data $bundle/dp2/data --steps 20 --lr 0.05"
+    if timeout 60 "$bundle/bin/nncc-run" "$dp/mlp-dp1.so" --device cuda:0 $train \
+         --loss-file "$out/dp1-losses.txt" > "$out/logs/dp1.txt" 2>&1 &&
+       timeout 60 "$bundle/bin/nncc-run" "$dp/mlp-dp2.so" --devices cuda:0,cuda:1 $train \
+         --loss-file "$out/dp2-losses.txt" > "$out/logs/dp2.txt" 2>&1; then
+      local cmp
+      cmp=$(python3 -c 'import sys
+a = [float(l) for l in open(sys.argv[1])]; b = [float(l) for l in open(sys.argv[2])]
+d = max(abs(x - y) / max(abs(x), 1e-30) for x, y in zip(a, b)) if len(a) == len(b) == 20 else float("inf")
+print(f"{a[0]:.6f} -> {a[-1]:.6f}, worst relative difference {d:.2g}", "ok" if d < 1e-4 else "FAIL")' \
+        "$out/dp1-losses.txt" "$out/dp2-losses.txt" 2>&1)
+      note "NCCL: MLP dp=2 on cuda:0,cuda:1 against one GPU: $cmp"
+      [ "${cmp##* }" = ok ] || status=1
+    else
+      note "NCCL: MLP dp=2 on cuda:0,cuda:1 FAILED: $(tail -1 "$out/logs/dp1.txt" "$out/logs/dp2.txt" | tr '\n' ' ')"
+      status=1
+    fi
   fi
 
   # 4. Compiled backend models on cuda:0, 8 at a time (one process each, 30 s
