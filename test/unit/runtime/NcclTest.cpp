@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sys/wait.h>
 #include <string>
 #include <thread>
@@ -205,6 +206,30 @@ TEST(Nccl, HostCollectivesOfLocalRanks) {
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(data[r], (std::vector<float>{3, 4.5f, 7})) << "rank " << r;
     EXPECT_EQ(ids[r], (std::vector<int>{4, 2})) << "rank " << r;
+  }
+}
+
+// CPU sessions over the same ranks: their collective steps take the host
+// collectives (a bucket packed, all-reduced across the threads, unpacked).
+TEST(Nccl, CpuSessionsOverLocalRanks) {
+  SKIP_WITHOUT_GPUS(2);
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_COLLECTIVE_DP2_SO));
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus({0, 1});
+  std::vector<std::optional<nncc::Session>> sessions(2);
+  for (int r = 0; r < 2; ++r) {
+    nncc::SessionOptions options{1};
+    options.distributed = comms[r];
+    sessions[r].emplace(mod, nncc::Device::cpu(), options);
+  }
+  for (int run = 0; run < 2; ++run) {
+    std::vector<nncc::TensorMap> out(2);
+    std::vector<std::string> errors = together(2, [&](int r) {
+      std::vector<float> x = inputX(r, run), b = inputB(r, run);
+      out[r] = sessions[r]->run("mean", {{"x", wrap(x, {16, 8})}, {"b", wrap(b, {5})}});
+    });
+    ASSERT_EQ(errors, (std::vector<std::string>{"", ""})) << "run " << run;
+    for (int r = 0; r < 2; ++r)
+      expectMean(out[r], 2, r, run);
   }
 }
 
