@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace nncc::rt {
 
@@ -79,6 +80,11 @@ private:
   Status enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *args);
   /// Errors NCCL reports after the fact (a peer gone, a network error).
   Status ncclAsyncError(int32_t e) const;
+  /// cuStreamSynchronize at the end of a run. With NCCL steps in flight it
+  /// polls NCCL's asynchronous error meanwhile: NCCL's kernels wait for a
+  /// failed peer forever, so on an error the communicator is aborted (which
+  /// ends them) and *ncclError says why.
+  CUresult waitForStream(int32_t e, Status *ncclError);
   Status enqueueSteps(int32_t e);
   Status launchGraph(int32_t e);
   Status runProfiled(int32_t e, Profiler *profiler);
@@ -386,6 +392,11 @@ Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *a
   int32_t k = st.num_args / 2;
 #if NNCC_RUNTIME_HAVE_NCCL
   if (nccl_) {
+    if (nccl_->aborted())
+      return error(NNCC_ERROR_UNAVAILABLE,
+                   stepWhere(e, s) + format(": the NCCL communicator of %s was aborted after an earlier "
+                                            "error; open new sessions over a new communicator",
+                                            nccl_->describe().c_str()));
     const NcclSymbols &n = nccl_->nccl().sym();
     ncclRedOp_t op = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN ? ncclAvg : ncclSum;
     auto stream = reinterpret_cast<cudaStream_t>(stream_);
@@ -426,17 +437,37 @@ Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *a
 
 Status CudaSession::ncclAsyncError(int32_t e) const {
 #if NNCC_RUNTIME_HAVE_NCCL
-  if (nccl_ && plans_[e].collective) {
+  if (nccl_ && plans_[e].collective && !nccl_->aborted()) {
     ncclResult_t async = ncclSuccess;
     const Nccl &n = nccl_->nccl();
     std::string where = where_ + format(": entry '%s' (%s)", module_.entry(e).name, nccl_->describe().c_str());
     NNCC_RETURN_IF_ERROR(n.check(n.sym().ncclCommGetAsyncError(nccl_->comm(), &async), "ncclCommGetAsyncError", where));
-    return n.check(async, "a collective step", where);
+    return async == ncclInProgress ? Status::ok() : n.check(async, "a collective step", where);
   }
 #else
   (void)e;
 #endif
   return Status::ok();
+}
+
+CUresult CudaSession::waitForStream(int32_t e, Status *ncclError) {
+#if NNCC_RUNTIME_HAVE_NCCL
+  if (nccl_ && plans_[e].collective) {
+    while (!nccl_->aborted() && driver_.sym().cuStreamQuery(stream_) == CUDA_ERROR_NOT_READY) {
+      *ncclError = ncclAsyncError(e);
+      if (!ncclError->isOk()) {
+        nccl_->abort();
+        *ncclError = error(ncclError->code(), ncclError->message() + "; the NCCL communicator was aborted");
+        break;
+      }
+      std::this_thread::yield();
+    }
+  }
+#else
+  (void)e;
+  (void)ncclError;
+#endif
+  return driver_.sym().cuStreamSynchronize(stream_);
 }
 
 Status CudaSession::enqueueSteps(int32_t e) {
@@ -626,7 +657,10 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
   }
   // Always synchronized, also after an error: nothing may still be reading
   // the caller's buffers when the run returns. A kernel fault surfaces here.
-  CUresult synced = driver_.sym().cuStreamSynchronize(stream_);
+  Status ncclError = Status::ok();
+  CUresult synced = waitForStream(e, &ncclError);
+  if (s.isOk())
+    s = ncclError;
   if (s.isOk() && synced != CUDA_SUCCESS)
     s = driver_.check(synced, "cuStreamSynchronize",
                       where_ + format(": entry '%s'", entry.name));

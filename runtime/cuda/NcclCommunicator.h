@@ -49,6 +49,7 @@ public:
   /// ncclCommAbort: ends this rank's pending NCCL work (a failed or hung
   /// peer); the communicator is unusable after.
   void abort();
+  bool aborted() const { return aborted_; }
 
 private:
   const Nccl &nccl_;

@@ -376,7 +376,9 @@ TEST(Nccl, NnccRunTrainsOnTwoDevices) {
 // --- failures, each a process of its own (CMakeLists.txt) ---
 
 /// NNCC_FAKE_NCCL_FAIL=allreduce: ncclAllReduce fails when called; =async:
-/// NCCL reports the failure afterwards (ncclCommGetAsyncError).
+/// NCCL reports the failure afterwards (ncclCommGetAsyncError); =hang: so,
+/// while its kernel never ends: the run's wait sees the error, aborts the
+/// communicator and fails, and the next run says why it cannot run.
 TEST(NcclFailure, RunFailsNamingTheStep) {
   const char *mode = std::getenv("NNCC_FAKE_NCCL_FAIL");
   if (!kHostCuda || !mode)
@@ -394,11 +396,26 @@ TEST(NcclFailure, RunFailsNamingTheStep) {
                                        "unhandled system error (run with NCCL_DEBUG=INFO for details) "
                                        "(ncclSystemError)"));
     } else {
-      EXPECT_THAT(errors[r], HasSubstr("cuda:" + std::to_string(r) + ": entry 'mean' (" + rank +
-                                       "): a collective step failed: remote process exited or there was a "
-                                       "network error (ncclRemoteError)"));
+      std::string failed = "cuda:" + std::to_string(r) + ": entry 'mean' (" + rank +
+                           "): a collective step failed: remote process exited or there was a network error "
+                           "(ncclRemoteError)";
+      EXPECT_THAT(errors[r], HasSubstr(failed));
+      if (std::string(mode) == "hang")
+        EXPECT_THAT(errors[r], HasSubstr(failed + "; the NCCL communicator was aborted"));
+      else
+        EXPECT_THAT(errors[r], ::testing::Not(HasSubstr("aborted")));
     }
   }
+  if (std::string(mode) != "hang")
+    return;
+  errors = together(2, [&](int r) {
+    std::vector<float> x = inputX(r, 1), b = inputB(r, 1);
+    ranks.sessions[r].run("mean", {{"x", wrap(x, {16, 8})}, {"b", wrap(b, {5})}});
+  });
+  for (int r = 0; r < 2; ++r)
+    EXPECT_THAT(errors[r], HasSubstr("cuda:" + std::to_string(r) + ": entry 'mean' step 1 ('all_reduce_bucket_0'): "
+                                     "the NCCL communicator of rank " + std::to_string(r) + " of 2 (nccl, cuda:" +
+                                     std::to_string(r) + ") was aborted after an earlier error"));
 }
 
 /// NNCC_NCCL_LIBRARY pointing nowhere: UNAVAILABLE, naming what was tried.
