@@ -373,6 +373,29 @@ TEST(Nccl, NnccRunTrainsOnTwoDevices) {
   EXPECT_THAT(out, HasSubstr("this session's world has 1 (nccl)"));
 }
 
+// mpirun -np 2 nncc-run --device cuda --train: each rank on cuda:<local
+// rank>, NCCL's unique id over MPI; the same losses as --devices.
+TEST(Nccl, NnccRunTrainsUnderMpirun) {
+  SKIP_WITHOUT_GPUS(2);
+  if (!kHostCuda || std::string(NNCC_MPIRUN).empty())
+    GTEST_SKIP() << "needs the host fixtures and mpirun";
+  std::string dir = std::string(TEST_TMP_ROOT) + "/nccl-mpirun";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  writeNpy(dir + "/x.npy", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  std::string out;
+  std::string cmd = "NNCC_FAKE_NCCL_DIR=" + dir + " " + NNCC_MPIRUN +
+                    " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np 2 " +
+                    NNCC_RUN_EXE + " " + fixturePath(FIXTURE_COLLECTIVE_DP2_SO) + " --device cuda --train --data " +
+                    dir + " --steps 6 --loss-file " + dir + "/loss.txt";
+  ASSERT_EQ(runCommand(cmd, &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("entry 'train_step' on cuda:0")); // rank 0's; rank 1 prints nothing
+  std::ifstream losses(dir + "/loss.txt");
+  std::vector<float> got;
+  for (float v; losses >> v;)
+    got.push_back(v);
+  EXPECT_EQ(got, (std::vector<float>{0.5f, 2.5f, 4.5f, 6.5f, 8.5f, 0.5f}));
+}
+
 // --- failures, each a process of its own (CMakeLists.txt) ---
 
 /// NNCC_FAKE_NCCL_FAIL=allreduce: ncclAllReduce fails when called; =async:
