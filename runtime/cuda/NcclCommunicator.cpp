@@ -147,6 +147,8 @@ Status bootstrap(Communicator &comm, int device, std::shared_ptr<NcclRank> *out)
 } // namespace
 
 NcclRank::~NcclRank() {
+  // Its result is dropped: nothing can be done about it here (as with the
+  // CUDA session's own teardown).
   if (!aborted_)
     nccl_.sym().ncclCommDestroy(comm_);
 }
