@@ -16,6 +16,9 @@
 #include "cuda/CudaInfo.h"
 #include <cuda.h>
 #endif
+#if NNCC_RUNTIME_HAVE_NCCL
+#include "cuda/NcclCommunicator.h"
+#endif
 
 #include <atomic>
 #include <cstdlib>
@@ -510,6 +513,25 @@ nncc_status nncc_communicator_create_mpi(nncc_communicator **out) {
 
 nncc_status nncc_communicator_create_self(nncc_communicator **out) {
   return wrapCommunicator(createSelf, out, "nncc_communicator_create_self");
+}
+
+nncc_status nncc_communicator_create_nccl_local(const int32_t *devices, int32_t count, nncc_communicator **out) {
+  return guarded([&]() -> Status {
+    if (!devices || !out || count < 1)
+      return nullArgument("nncc_communicator_create_nccl_local");
+#if NNCC_RUNTIME_HAVE_NCCL
+    std::vector<std::shared_ptr<Communicator>> comms;
+    NNCC_RETURN_IF_ERROR(nncc::rt::createNcclLocalCommunicators(std::vector<int>(devices, devices + count), &comms));
+    for (int32_t r = 0; r < count; ++r) {
+      auto handle = std::make_unique<CommunicatorHandle>();
+      handle->comm = comms[r];
+      out[r] = reinterpret_cast<nncc_communicator *>(handle.release());
+    }
+    return Status::ok();
+#else
+    return Status(NNCC_ERROR_UNAVAILABLE, "this runtime was built without NCCL support (no nccl.h in the CUDA toolkit)");
+#endif
+  });
 }
 
 void nncc_communicator_retain(nncc_communicator *comm) {

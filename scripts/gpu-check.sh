@@ -18,7 +18,16 @@
 #          the nvidia-cublas wheel next to torch (site-packages/nvidia/*/lib)
 #          is used through NNCC_CUBLASLT_LIBRARY,
 #       3. the GPU unit tests (runtime_cuda_tests: cuBLASLt GEMMs, PTX kernels,
-#          graphs, device pointers, profiling on cuda:0),
+#          graphs, device pointers, profiling on cuda:0), then the NCCL tests
+#          (runtime_nccl_tests: collective steps of one session per GPU over
+#          a one-process NCCL world, dp=2 on two GPUs, mean and sum, eager and
+#          replayed from a CUDA Graph; with one GPU the two-rank tests skip,
+#          saying so, and a world of one still runs ncclAllReduce); without
+#          libnccl.so.2 on the linker path or in $CUDA_HOME, the nvidia-nccl
+#          wheel next to torch is used through NNCC_NCCL_LIBRARY; with two
+#          GPUs and a bundle packed with --nncc, the example MLP trained 20
+#          steps by `nncc-run --train --devices cuda:0,cuda:1` (dp=2 over
+#          NCCL) against one GPU on the global batch (losses within 1e-4),
 #       4. every carried model on cuda:0 against its expected outputs,
 #       5. the GPU benchmark (bench/gpu_bench.py: MLP, ResNet-style CNN and
 #          encoder at batch 1 and 64, and the encoder in bf16, against PyTorch
@@ -53,23 +62,38 @@ pack() {
   fi
   local fixtures=$build/test/unit/runtime/fixtures
   for f in "$build/lib/libnncc_runtime.so.0" "$build/bin/nncc-run" "$build/bin/nncc-info" \
-           "$build/test/unit/runtime/runtime_cuda_tests" "$fixtures/gpu_kernel_ok.so"; do
-    [ -e "$f" ] || die "$f is missing: ninja -C $build nncc-run nncc-info runtime_cuda_tests"
+           "$build/test/unit/runtime/runtime_cuda_tests" "$build/test/unit/runtime/runtime_nccl_tests" \
+           "$fixtures/gpu_kernel_ok.so"; do
+    [ -e "$f" ] || die "$f is missing: ninja -C $build nncc-run nncc-info runtime_cuda_tests runtime_nccl_tests"
   done
   rm -rf "$bundle"
   mkdir -p "$bundle/lib" "$bundle/bin" "$bundle/fixtures" "$bundle/models"
   cp -L "$build/lib/libnncc_runtime.so.0" "$bundle/lib/"
   cp "$build/bin/nncc-run" "$build/bin/nncc-info" "$build/test/unit/runtime/runtime_cuda_tests" \
-     "$bundle/bin/"
+     "$build/test/unit/runtime/runtime_nccl_tests" "$bundle/bin/"
   # Every fixture the GPU tests load (their paths are compiled in).
   local fixture
-  for fixture in $(strings -a "$build/test/unit/runtime/runtime_cuda_tests" |
+  for fixture in $(strings -a "$build/test/unit/runtime/runtime_cuda_tests" \
+                              "$build/test/unit/runtime/runtime_nccl_tests" |
                    grep -oE '/fixtures/[A-Za-z0-9_]+\.so$' | sort -u); do
     cp "$fixtures/$(basename "$fixture")" "$bundle/fixtures/" ||
       die "fixture $fixture is missing: ninja -C $build runtime_cuda_tests"
   done
   cp "$0" "$bundle/gpu-check.sh"
   if [ -n "$nncc" ]; then
+    # dp=2 over NCCL: the example MLP at a global batch of 16 for one GPU and
+    # for two ranks, 320 random samples.
+    local dp=$bundle/dp2
+    mkdir -p "$dp/data"
+    /usr/bin/python3 "$(dirname "$0")/../examples/models/make_models.py" "$dp" --batch 16 > /dev/null &&
+      rm -f "$dp/cnn.onnx" "$dp/transformer.onnx" &&
+      /usr/bin/python3 -c 'import sys, numpy as np
+r = np.random.default_rng(5)
+np.save(sys.argv[1] + "/x.npy", r.standard_normal((320, 64)).astype(np.float32))
+np.save(sys.argv[1] + "/labels.npy", r.integers(0, 10, size=320).astype(np.int64))' "$dp/data" &&
+      "$nncc" "$dp/mlp.onnx" --train --optimizer=momentum --target=cpu,cuda:sm_90 -o "$dp/mlp-dp1.so" &&
+      "$nncc" "$dp/mlp.onnx" --train --optimizer=momentum --target=cpu,cuda:sm_90 --parallel=dp:2 \
+        --bucket-bytes 16384 -o "$dp/mlp-dp2.so" && rm "$dp/mlp.onnx" || die "packing the dp=2 check failed"
     /usr/bin/python3 "$(dirname "$0")/../bench/gpu_bench.py" pack --nncc "$nncc" "$bundle/bench" \
       > /dev/null || die "packing the benchmark models failed"
     local used budget
@@ -133,6 +157,55 @@ print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.joi
   note "GPU unit tests (exit $rc): $(grep -E '^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]' "$out/gpu_tests.txt" | tr '\n' ' ')"
   [ $rc = 0 ] || status=1
   grep -q '^\[  SKIPPED \] [0-9]' "$out/gpu_tests.txt" && status=1 # a GPU machine skips nothing
+
+  # 3b. NCCL: libnccl.so.2 from the linker path or $CUDA_HOME, else the
+  # nvidia-nccl wheel torch uses. Two-rank tests need two GPUs: with one they
+  # skip, and the summary says so (not a failure).
+  if [ -z "${NNCC_NCCL_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2' &&
+     [ ! -e "${CUDA_HOME:-/usr/local/cuda}/lib64/libnccl.so.2" ]; then
+    local nccl
+    nccl=$(timeout 30 python3 -c 'import glob, os, nvidia
+print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.join(p, "*", "lib", "libnccl.so*")))))' 2>/dev/null | head -1)
+    if [ -n "$nccl" ]; then
+      export NNCC_NCCL_LIBRARY=$nccl
+      note "NCCL: none on the linker path or in \$CUDA_HOME; using $nccl"
+    fi
+  fi
+  local gpus
+  gpus=$(grep -cE '^  cuda:[0-9]+  .*sm_[0-9]' "$out/info.txt")
+  limit=$(left 300); [ "$limit" -gt 60 ] && limit=60
+  NNCC_TEST_FIXTURE_DIR="$bundle/fixtures" NNCC_TEST_TMP_DIR="$out/logs" \
+  NNCC_TEST_NNCC_RUN="$bundle/bin/nncc-run" \
+    timeout "$limit" "$bundle/bin/runtime_nccl_tests" --gtest_filter='Nccl.*' \
+    --gtest_output="xml:$out/nccl_tests.xml" \
+    > "$out/nccl_tests.txt" 2>&1
+  rc=$?
+  note "NCCL tests on $gpus GPU(s) (exit $rc): $(grep -E '^\[  (PASSED  |FAILED  |SKIPPED )\] [0-9]' "$out/nccl_tests.txt" | tr '\n' ' ')"
+  [ $rc = 0 ] || status=1
+  if [ "$gpus" -lt 2 ]; then
+    note "NCCL: dp=2 over NCCL skipped: this machine has $gpus GPU (needs 2)"
+  elif grep -q '^\[  SKIPPED \] Nccl\.' "$out/nccl_tests.txt"; then
+    status=1 # two GPUs run every NCCL test (the failure cases need the host fixtures)
+  fi
+  if [ "$gpus" -ge 2 ] && [ -d "$bundle/dp2" ]; then
+    local dp=$bundle/dp2 train="--train --data $bundle/dp2/data --steps 20 --lr 0.05"
+    if timeout 60 "$bundle/bin/nncc-run" "$dp/mlp-dp1.so" --device cuda:0 $train \
+         --loss-file "$out/dp1-losses.txt" > "$out/logs/dp1.txt" 2>&1 &&
+       timeout 60 "$bundle/bin/nncc-run" "$dp/mlp-dp2.so" --devices cuda:0,cuda:1 $train \
+         --loss-file "$out/dp2-losses.txt" > "$out/logs/dp2.txt" 2>&1; then
+      local cmp
+      cmp=$(python3 -c 'import sys
+a = [float(l) for l in open(sys.argv[1])]; b = [float(l) for l in open(sys.argv[2])]
+d = max(abs(x - y) / max(abs(x), 1e-30) for x, y in zip(a, b)) if len(a) == len(b) == 20 else float("inf")
+print(f"{a[0]:.6f} -> {a[-1]:.6f}, worst relative difference {d:.2g}", "ok" if d < 1e-4 else "FAIL")' \
+        "$out/dp1-losses.txt" "$out/dp2-losses.txt" 2>&1)
+      note "NCCL: MLP dp=2 on cuda:0,cuda:1 against one GPU: $cmp"
+      [ "${cmp##* }" = ok ] || status=1
+    else
+      note "NCCL: MLP dp=2 on cuda:0,cuda:1 FAILED: $(tail -1 "$out/logs/dp1.txt" "$out/logs/dp2.txt" | tr '\n' ' ')"
+      status=1
+    fi
+  fi
 
   # 4. Compiled backend models on cuda:0, 8 at a time (one process each, 30 s
   # at most), leaving the benchmark 240 s; a model not run in time fails.

@@ -227,12 +227,21 @@ NNCC_RUNTIME_API void nncc_session_options_init(nncc_session_options *options);
 NNCC_RUNTIME_API nncc_status nncc_communicator_create_mpi(nncc_communicator **out);
 /** A world of one rank (every collective is the identity). */
 NNCC_RUNTIME_API nncc_status nncc_communicator_create_self(nncc_communicator **out);
+/** One process driving `count` local GPUs over NCCL (ncclCommInitAll;
+ *  libnccl.so.2 or NNCC_NCCL_LIBRARY is loaded now): out[i] is rank i of
+ *  `count`, whose session must run on cuda:devices[i] (distinct indices).
+ *  Run the sessions together, one thread each: every rank's collective
+ *  steps meet the others'. Host collectives (all_reduce_f32, broadcast,
+ *  barrier) meet in this process, from one thread per rank. Release each.
+ *  UNAVAILABLE without NCCL, naming what was tried. */
+NNCC_RUNTIME_API nncc_status nncc_communicator_create_nccl_local(const int32_t *devices, int32_t count,
+                                                                 nncc_communicator **out);
 NNCC_RUNTIME_API void nncc_communicator_retain(nncc_communicator *comm);
 /** NULL is a no-op. */
 NNCC_RUNTIME_API void nncc_communicator_release(nncc_communicator *comm);
 NNCC_RUNTIME_API int32_t nncc_communicator_rank(const nncc_communicator *comm);
 NNCC_RUNTIME_API int32_t nncc_communicator_size(const nncc_communicator *comm);
-/** "self" or "mpi". */
+/** "self", "mpi" or "nccl". */
 NNCC_RUNTIME_API const char *nncc_communicator_backend(const nncc_communicator *comm);
 /** `count` f32 of host memory `data` become their sum over the ranks (their
  *  mean when `mean` is nonzero); every rank must call it. */

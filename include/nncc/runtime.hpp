@@ -264,6 +264,18 @@ public:
     detail::check(nncc_communicator_create_self(&c));
     return Distributed(c);
   }
+  /// One process driving the local GPUs `devices` over NCCL: element i is
+  /// rank i, for the session on cuda:devices[i]; run the sessions together,
+  /// one thread each.
+  static std::vector<Distributed> localGpus(const std::vector<int32_t> &devices) {
+    std::vector<nncc_communicator *> c(devices.size(), nullptr);
+    detail::check(nncc_communicator_create_nccl_local(devices.data(), static_cast<int32_t>(devices.size()),
+                                                      c.data()));
+    std::vector<Distributed> out;
+    for (nncc_communicator *comm : c)
+      out.push_back(Distributed(comm));
+    return out;
+  }
   int rank() const { return nncc_communicator_rank(comm_.get()); }
   int size() const { return nncc_communicator_size(comm_.get()); }
   std::string backend() const { return nncc_communicator_backend(comm_.get()); }

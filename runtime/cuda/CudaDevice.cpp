@@ -5,11 +5,16 @@
 #include "../StepArgs.h"
 #include "CudaGemm.h"
 #include "CudaModule.h"
+#if NNCC_RUNTIME_HAVE_NCCL
+#include "Nccl.h"
+#include "NcclCommunicator.h"
+#endif
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace nncc::rt {
 
@@ -42,14 +47,15 @@ struct EntryPlan {
   CUgraphExec graph = nullptr;
   std::vector<CUdeviceptr> graphIo; // input/output addresses the graph was captured with
   std::vector<CUevent> events;      // profiling: one before each step and one after the last
+  bool collective = false;          // has collective steps: NCCL's asynchronous errors are checked
 };
 
 class CudaSession final : public DeviceSession {
 public:
-  CudaSession(const Module &module, const nncc_plan &plan, const CudaDriver &driver, int index,
-              void *callerStream)
-      : module_(module), plan_(plan), driver_(driver), index_(index), where_("cuda:" + std::to_string(index)),
-        callerStream_(callerStream ? static_cast<CUstream>(callerStream) : CU_STREAM_LEGACY) {}
+  CudaSession(const Module &module, const CudaDriver &driver, int index, const SessionConfig &config)
+      : module_(module), plan_(*config.plan), driver_(driver), index_(index), where_("cuda:" + std::to_string(index)),
+        callerStream_(config.cudaStream ? static_cast<CUstream>(config.cudaStream) : CU_STREAM_LEGACY),
+        comm_(config.communicator) {}
   ~CudaSession() override;
 
   Status init();
@@ -68,6 +74,17 @@ private:
   Status directAddress(const void *p, const char *what, const char *name, CUdeviceptr *out,
                        bool *device) const;
   Status enqueueStep(int32_t e, int32_t s);
+  /// A collective step: ncclAllReduce of each buffer of the bucket on the
+  /// session's stream, in one NCCL group (one launch); in a world of one,
+  /// copies.
+  Status enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *args);
+  /// Errors NCCL reports after the fact (a peer gone, a network error).
+  Status ncclAsyncError(int32_t e) const;
+  /// cuStreamSynchronize at the end of a run. With NCCL steps in flight it
+  /// polls NCCL's asynchronous error meanwhile: NCCL's kernels wait for a
+  /// failed peer forever, so on an error the communicator is aborted (which
+  /// ends them) and *ncclError says why.
+  CUresult waitForStream(int32_t e, Status *ncclError);
   Status enqueueSteps(int32_t e);
   Status launchGraph(int32_t e);
   Status runProfiled(int32_t e, Profiler *profiler);
@@ -97,6 +114,10 @@ private:
   std::vector<CUdeviceptr> io_; // this run's input then output addresses
   std::vector<char> copyOut_;   // per output of this run: 0 in place, 1 to host, 2 to device
   std::vector<int32_t> flags_;  // the run's check flags, copied back
+  std::shared_ptr<Communicator> comm_; // the session's world
+#if NNCC_RUNTIME_HAVE_NCCL
+  std::shared_ptr<NcclRank> nccl_; // collective steps run over it (null in a world of one)
+#endif
 };
 
 Status CudaSession::readState(int32_t i, void *dst) {
@@ -127,22 +148,31 @@ Status CudaSession::init() {
   CudaContextGuard ctx;
   NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
   const nncc_module &m = module_.abi();
-  bool hasGemm = false;
+  bool hasGemm = false, hasCollective = false;
   for (int32_t e = 0; e < plan_.num_entries; ++e)
     for (int32_t s = 0; s < plan_.entries[e].num_steps; ++s) {
       const nncc_step &st = plan_.entries[e].steps[s];
       hasGemm |= st.kind == NNCC_STEP_GEMM;
-      if (st.kind == NNCC_STEP_COLLECTIVE)
-        return error(NNCC_ERROR_UNSUPPORTED,
-                     format("entry '%s' has collective steps (data-parallel training), which run on the "
-                            "cpu device only until the NCCL backend exists (device %s)",
-                            plan_.entries[e].name, where_.c_str()));
+      hasCollective |= st.kind == NNCC_STEP_COLLECTIVE;
       if (st.kind == NNCC_STEP_KERNEL && m.kernels[st.kernel].num_gpu_launches == 0)
         return error(NNCC_ERROR_UNAVAILABLE,
                      format("kernel '%s' has no GPU code, but the module's CUDA plan calls it "
                             "(device %s)",
                             m.kernels[st.kernel].name, where_.c_str()));
     }
+  // The NCCL communicator first: in a many-process world its creation is a
+  // collective every rank reaches, before anything of this session can fail
+  // on one rank alone. A world of one copies, unless it is NCCL's own.
+  if (hasCollective && comm_ && (comm_->size() > 1 || std::strcmp(comm_->backend(), "nccl") == 0)) {
+#if NNCC_RUNTIME_HAVE_NCCL
+    NNCC_RETURN_IF_ERROR(ncclRankFor(comm_, index_, &nccl_).prefix(where_ + ": "));
+#else
+    return error(NNCC_ERROR_UNAVAILABLE,
+                 format("the module has collective steps, which need NCCL on a GPU, but this runtime "
+                        "was built without nccl.h (device %s)",
+                        where_.c_str()));
+#endif
+  }
   const char *graphs = std::getenv("NNCC_CUDA_GRAPHS");
   useGraphs_ = !(graphs && std::strcmp(graphs, "0") == 0);
 
@@ -237,6 +267,7 @@ Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
     const nncc_step &st = entry.steps[s];
     StepPlan &sp = plan.steps[s];
     size_t first = plan.args.first[s];
+    plan.collective |= st.kind == NNCC_STEP_COLLECTIVE;
     if (st.kind == NNCC_STEP_KERNEL) {
       for (int32_t a = 0; a < st.num_args; ++a)
         sp.params.push_back(&plan.args.ptrs[first + a]);
@@ -349,10 +380,95 @@ Status CudaSession::enqueueStep(int32_t e, int32_t s) {
     return r == CUDA_SUCCESS ? Status::ok()
                              : driver_.check(r, "cuMemcpyDtoDAsync", stepWhere(e, s));
   }
+  case NNCC_STEP_COLLECTIVE:
+    return enqueueCollective(e, s, args);
   default:
     return error(NNCC_ERROR_UNSUPPORTED,
                  stepWhere(e, s) + format(": unknown step kind %d", st.kind));
   }
+}
+
+Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *args) {
+  const nncc_step &st = plan_.entries[e].steps[s];
+  int32_t k = st.num_args / 2;
+#if NNCC_RUNTIME_HAVE_NCCL
+  if (nccl_) {
+    if (nccl_->aborted())
+      return error(NNCC_ERROR_UNAVAILABLE,
+                   stepWhere(e, s) + format(": the NCCL communicator of %s was aborted after an earlier "
+                                            "error; open new sessions over a new communicator",
+                                            nccl_->describe().c_str()));
+    const NcclSymbols &n = nccl_->nccl().sym();
+    ncclRedOp_t op = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN ? ncclAvg : ncclSum;
+    auto stream = reinterpret_cast<cudaStream_t>(stream_);
+    // One group: NCCL fuses the bucket's buffers into one launch, with no
+    // staging copy.
+    ncclResult_t r = n.ncclGroupStart();
+    const char *call = "ncclGroupStart";
+    if (r == ncclSuccess) {
+      for (int32_t a = 0; a < k && r == ncclSuccess; ++a)
+        if (st.args[a].bytes > 0)
+          r = n.ncclAllReduce(reinterpret_cast<const void *>(args[a]), reinterpret_cast<void *>(args[k + a]),
+                              static_cast<size_t>(st.args[a].bytes) / sizeof(float), ncclFloat32, op,
+                              nccl_->comm(), stream);
+      call = "ncclAllReduce";
+      // The group is closed whatever failed inside it.
+      ncclResult_t ended = n.ncclGroupEnd();
+      if (r == ncclSuccess && ended != ncclSuccess) {
+        r = ended;
+        call = "ncclGroupEnd";
+      }
+    }
+    if (r == ncclSuccess)
+      return Status::ok();
+    return nccl_->nccl().check(r, call, stepWhere(e, s) + " (" + nccl_->describe() + ")");
+  }
+#endif
+  // A world of one: the mean and the sum of one rank are its values.
+  for (int32_t a = 0; a < k; ++a) {
+    if (st.args[a].bytes == 0 || args[a] == args[k + a])
+      continue;
+    CUresult r = driver_.sym().cuMemcpyDtoDAsync(args[k + a], args[a], static_cast<size_t>(st.args[a].bytes),
+                                                 stream_);
+    if (r != CUDA_SUCCESS)
+      return driver_.check(r, "cuMemcpyDtoDAsync", stepWhere(e, s));
+  }
+  return Status::ok();
+}
+
+Status CudaSession::ncclAsyncError(int32_t e) const {
+#if NNCC_RUNTIME_HAVE_NCCL
+  if (nccl_ && entryPlans_[e].collective && !nccl_->aborted()) {
+    ncclResult_t async = ncclSuccess;
+    const Nccl &n = nccl_->nccl();
+    std::string where = where_ + format(": entry '%s' (%s)", plan_.entries[e].name, nccl_->describe().c_str());
+    NNCC_RETURN_IF_ERROR(n.check(n.sym().ncclCommGetAsyncError(nccl_->comm(), &async), "ncclCommGetAsyncError", where));
+    return async == ncclInProgress ? Status::ok() : n.check(async, "a collective step", where);
+  }
+#else
+  (void)e;
+#endif
+  return Status::ok();
+}
+
+CUresult CudaSession::waitForStream(int32_t e, Status *ncclError) {
+#if NNCC_RUNTIME_HAVE_NCCL
+  if (nccl_ && entryPlans_[e].collective) {
+    while (!nccl_->aborted() && driver_.sym().cuStreamQuery(stream_) == CUDA_ERROR_NOT_READY) {
+      *ncclError = ncclAsyncError(e);
+      if (!ncclError->isOk()) {
+        nccl_->abort();
+        *ncclError = error(ncclError->code(), ncclError->message() + "; the NCCL communicator was aborted");
+        break;
+      }
+      std::this_thread::yield();
+    }
+  }
+#else
+  (void)e;
+  (void)ncclError;
+#endif
+  return driver_.sym().cuStreamSynchronize(stream_);
 }
 
 Status CudaSession::enqueueSteps(int32_t e) {
@@ -542,10 +658,15 @@ Status CudaSession::run(int32_t e, const void *const *inputs, void *const *outpu
   }
   // Always synchronized, also after an error: nothing may still be reading
   // the caller's buffers when the run returns. A kernel fault surfaces here.
-  CUresult synced = driver_.sym().cuStreamSynchronize(stream_);
+  Status ncclError = Status::ok();
+  CUresult synced = waitForStream(e, &ncclError);
+  if (s.isOk())
+    s = ncclError;
   if (s.isOk() && synced != CUDA_SUCCESS)
     s = driver_.check(synced, "cuStreamSynchronize",
                       where_ + format(": entry '%s'", entry.name));
+  if (s.isOk())
+    s = ncclAsyncError(e);
   if (s.isOk())
     s = failedChecks(entry, flags_.data());
   return s;
@@ -563,7 +684,7 @@ Status createCudaSession(const Module &module, int index, const SessionConfig &c
   const CudaDriver *driver = nullptr;
   NNCC_RETURN_IF_ERROR(
       CudaDriver::get(&driver).prefix("cannot open device cuda:" + std::to_string(index) + ": "));
-  auto session = std::make_unique<CudaSession>(module, *config.plan, *driver, index, config.cudaStream);
+  auto session = std::make_unique<CudaSession>(module, *driver, index, config);
   NNCC_RETURN_IF_ERROR(session->init());
   *out = std::move(session);
   return Status::ok();

@@ -12,7 +12,9 @@ namespace nncc::rt {
 /// on its second run (the first is eager) and replayed after. Errors name the
 /// device, the call and the step.
 /// Each run first waits on the device for the work queued on
-/// config.cudaStream (the legacy default stream when null).
+/// config.cudaStream (the legacy default stream when null). Collective steps
+/// run over NCCL on the session's stream, with the NCCL communicator of
+/// config.communicator's rank on this GPU (NcclCommunicator.h).
 Status createCudaSession(const Module &module, int index, const SessionConfig &config,
                          std::unique_ptr<DeviceSession> *out);
 

@@ -117,9 +117,10 @@ void train(const nncc::Module &module, nncc::Session &session, const TrainOption
   std::string ranks = o.ranks > 1 ? " (" + std::to_string(o.ranks) + " data-parallel ranks of " +
                                          std::to_string(batch) + ")"
                                    : std::string();
-  std::printf("training: %ld steps of batch %lld%s (%lld samples, %lld batches per epoch), lr %g%s%s\n", steps,
-              (long long)global, ranks.c_str(), (long long)samples, (long long)perEpoch, o.lr, o.shuffle ? ", shuffled" : "",
-              first ? (", from step " + std::to_string(first + 1)).c_str() : "");
+  if (o.report)
+    std::printf("training: %ld steps of batch %lld%s (%lld samples, %lld batches per epoch), lr %g%s%s\n", steps,
+                (long long)global, ranks.c_str(), (long long)samples, (long long)perEpoch, o.lr,
+                o.shuffle ? ", shuffled" : "", first ? (", from step " + std::to_string(first + 1)).c_str() : "");
   auto start = std::chrono::steady_clock::now();
   long every = std::max(1L, steps / 10);
   for (long s = 0; s < steps; ++s) {
@@ -147,7 +148,7 @@ void train(const nncc::Module &module, nncc::Session &session, const TrainOption
     float loss = *outputs.at(entry.outputs.front().name).data<float>();
     if (lossFile)
       std::fprintf(lossFile, "%.9g\n", loss);
-    if ((s + 1) % every == 0 || s + 1 == steps) {
+    if (o.report && ((s + 1) % every == 0 || s + 1 == steps)) {
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::printf("step %ld/%ld: loss %.6g (%.1f steps/s)\n", first + s + 1, first + steps, loss, (s + 1) / seconds);
       std::fflush(stdout);

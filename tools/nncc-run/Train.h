@@ -21,6 +21,8 @@ struct TrainOptions {
   /// train_step on its shard of every global batch (ranks x the compiled
   /// batch): rank r takes the r-th slice.
   int rank = 0, ranks = 1;
+  /// Prints the progress lines (one rank of a process's ranks does).
+  bool report = true;
 };
 
 /// Runs the module's `train_step` over the data in `o.dataDir`: one

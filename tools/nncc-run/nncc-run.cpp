@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <sys/stat.h>
+#include <thread>
 #include <vector>
 
 using nncc::tools::HostTensor;
@@ -40,10 +41,12 @@ const char kUsage[] =
     "                [--set-state NAME=FILE.pb]... [--state-out DIR]\n"
     "       nncc-run model.so --train --data DIR [--steps N | --epochs E] [--lr F]\n"
     "                [--seed S] [--shuffle] [--loss-file F] [--state-out DIR]\n"
+    "                [--devices cuda:0,cuda:1,...]\n"
     "\n"
     "  --info          prints what the module holds (entries, CPU level and features, GPU\n"
     "                  code) and exits; no inputs needed\n"
-    "  --device D      device to run on (default cpu)\n"
+    "  --device D      device to run on (default cpu); under mpirun, 'cuda' is the GPU\n"
+    "                  of the rank's local index (collectives then run over NCCL)\n"
     "  --entry NAME    entry point (default: the only one, or 'forward')\n"
     "  --input-dir D   reads D/input_K.pb, the K-th input of the entry\n"
     "  --output-dir O  writes O/output_K.pb\n"
@@ -67,12 +70,16 @@ const char kUsage[] =
     "  --train         runs train_step (nncc --train) over DIR/<input>.npy (one file per\n"
     "                  input and the labels, samples along the first axis): --steps N, or\n"
     "                  --epochs E (default 1), --lr F (default 0.01), --shuffle with --seed S,\n"
-    "                  --loss-file F (one loss per line)\n";
+    "                  --loss-file F (one loss per line)\n"
+    "  --devices LIST  --train on several local GPUs in this process, one data-parallel\n"
+    "                  rank each (a module compiled with --parallel=dp:N for N devices),\n"
+    "                  collectives over NCCL; rank 0 prints and writes the files\n";
 
 struct Options {
   std::string model, device = "cpu", entry, inputDir, outputDir, compareDir, profile, stateOut,
       loadCheckpoint, saveCheckpoint, exportOnnx, onnxModel;
   std::vector<std::pair<std::string, std::string>> setStates; // name, file
+  std::vector<int32_t> devices; // --devices: CUDA indices, one rank each
   bool train = false;
   nncc::tools::TrainOptions training;
   double rtol = 1e-3, atol = 1e-5;
@@ -179,6 +186,16 @@ Options parseArgs(int argc, char **argv) {
       o.training.seed = static_cast<uint64_t>(parseInt(flag, value, 0, 2147483647));
     else if (flag == "--loss-file")
       o.training.lossFile = value;
+    else if (flag == "--devices") {
+      for (size_t at = 0; at <= value.size();) {
+        size_t comma = std::min(value.find(',', at), value.size());
+        std::string d = value.substr(at, comma - at);
+        if (d.compare(0, 5, "cuda:") != 0)
+          usageError("--devices takes CUDA devices (cuda:0,cuda:1,...), got '" + d + "'");
+        o.devices.push_back(static_cast<int32_t>(parseInt("--devices", d.substr(5), 0, 1023)));
+        at = comma + 1;
+      }
+    }
     else if (flag == "--profile") {
       if (value.empty())
         usageError("--profile needs a file name");
@@ -195,6 +212,8 @@ Options parseArgs(int argc, char **argv) {
     usageError("--train needs --data DIR");
   if (o.train && o.training.steps > 0 && o.training.epochs > 0)
     usageError("--steps and --epochs exclude each other");
+  if (!o.devices.empty() && !o.train)
+    usageError("--devices runs --train (one session per GPU); run other entries with --device");
   if (o.inputDir.empty() && !o.info && !o.train)
     usageError("--input-dir is required");
   return o;
@@ -351,6 +370,89 @@ bool launchedByMpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv
 /// Under mpirun: MPI's world, whose rank 0 alone prints and writes files.
 std::optional<nncc::Distributed> world;
 
+/// Under mpirun, `--device cuda` (no index) is the GPU of this rank's index
+/// among the ranks of its machine (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK,
+/// MPICH's MPI_LOCALRANKID, Slurm's SLURM_LOCALID), so one command line
+/// gives every rank a GPU of its own; NCCL refuses two ranks on one GPU.
+std::string rankDevice(const std::string &device) {
+  if (!world || device != "cuda")
+    return device;
+  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char *local = std::getenv(var); local && *local)
+      return "cuda:" + std::string(local);
+  return "cuda:" + std::to_string(world->rank()); // one machine
+}
+
+/// Module state from a checkpoint, then the states the caller sets.
+void setUpStates(const nncc::Module &module, nncc::Session &session, const Options &o) {
+  if (!o.loadCheckpoint.empty())
+    session.loadCheckpoint(o.loadCheckpoint);
+  for (const auto &[name, file] : o.setStates) {
+    HostTensor h = readTensor(file);
+    try {
+      for (const nncc::TensorInfo &info : module.states())
+        if (info.name == name)
+          retagBFloat16(h, static_cast<int32_t>(info.dtype));
+      session.setState(name, nncc::Tensor::wrap(h.data.data(), static_cast<nncc::DType>(h.dtype), h.dims));
+    } catch (const nncc::Error &e) {
+      throw nncc::Error(e.status(), file + ": " + e.what());
+    }
+  }
+}
+
+/// --train --devices: one session per GPU, rank r on the r-th device of a
+/// one-process NCCL world, each on a thread of its own (its collectives
+/// meet the others'). Rank 0 prints and writes the files. A rank that fails
+/// ends the process: the others would wait for it in their next collective.
+int trainOnDevices(const nncc::Module &module, Options o) {
+  if (world)
+    usageError("--devices drives the GPUs of one process; under mpirun give each rank --device cuda");
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus(o.devices);
+  int ranks = static_cast<int>(o.devices.size());
+  std::vector<std::optional<nncc::Session>> sessions(static_cast<size_t>(ranks));
+  std::string names;
+  for (int r = 0; r < ranks; ++r) {
+    nncc::SessionOptions options{o.threads};
+    options.distributed = comms[r];
+    if (r != 0)
+      options.profile = ""; // rank 0's trace only (--profile or NNCC_PROFILE)
+    else if (!o.profile.empty())
+      options.profile = o.profile;
+    sessions[r].emplace(module, nncc::Device::cuda(o.devices[r]), options);
+    setUpStates(module, *sessions[r], o);
+    names += (r ? "," : "") + sessions[r]->device();
+  }
+  std::printf("entry 'train_step' on %s (one process, %d ranks over NCCL)\n", names.c_str(), ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      nncc::tools::TrainOptions t = o.training;
+      t.rank = r;
+      t.ranks = ranks;
+      t.report = r == 0;
+      if (r != 0)
+        t.lossFile.clear();
+      try {
+        nncc::tools::train(module, *sessions[r], t);
+      } catch (const std::exception &e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "nncc-run: error: rank %d of %d (%s): %s\n", r, ranks,
+                     sessions[r]->device().c_str(), e.what());
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  nncc::Session &first = *sessions[0];
+  writeStates(module, first, o.stateOut);
+  if (!o.saveCheckpoint.empty())
+    first.saveCheckpoint(o.saveCheckpoint);
+  if (!o.exportOnnx.empty())
+    first.exportOnnx(o.onnxModel, o.exportOnnx);
+  return 0;
+}
+
 int run(Options o) {
   if (launchedByMpi()) {
     world = nncc::Distributed::fromMpi();
@@ -370,6 +472,8 @@ int run(Options o) {
   nncc::Module module = nncc::Module::load(o.model);
   if (o.info)
     return printInfo(module, o.model);
+  if (!o.devices.empty())
+    return trainOnDevices(module, o);
   nncc::EntryInfo entry = pickEntry(module, o.train ? "train_step" : o.entry);
   nncc::SessionOptions sessionOptions{o.threads};
   if (!o.profile.empty())
@@ -377,7 +481,7 @@ int run(Options o) {
   sessionOptions.distributed = world;
   // In an optional so that it can be closed, which completes the trace file.
   std::optional<nncc::Session> open;
-  open.emplace(module, nncc::Device::parse(o.device), sessionOptions);
+  open.emplace(module, nncc::Device::parse(rankDevice(o.device)), sessionOptions);
   nncc::Session &session = *open;
   // --profile FILE or NNCC_PROFILE: the run, or with --bench the timed runs.
   bool profiling = session.profiling();
@@ -386,20 +490,7 @@ int run(Options o) {
   std::printf("entry '%s' on %s, %d thread%s\n", entry.name.c_str(), session.device().c_str(),
               session.threads(), session.threads() == 1 ? "" : "s");
 
-  // Module state from a checkpoint, then the states the caller sets.
-  if (!o.loadCheckpoint.empty())
-    session.loadCheckpoint(o.loadCheckpoint);
-  for (const auto &[name, file] : o.setStates) {
-    HostTensor h = readTensor(file);
-    try {
-      for (const nncc::TensorInfo &info : module.states())
-        if (info.name == name)
-          retagBFloat16(h, static_cast<int32_t>(info.dtype));
-      session.setState(name, nncc::Tensor::wrap(h.data.data(), static_cast<nncc::DType>(h.dtype), h.dims));
-    } catch (const nncc::Error &e) {
-      throw nncc::Error(e.status(), file + ": " + e.what());
-    }
-  }
+  setUpStates(module, session, o);
   if (o.train) {
     nncc::tools::train(module, session, o.training);
     writeStates(module, session, o.stateOut);

@@ -1,0 +1,460 @@
+//===- NcclTest.cpp - collective steps of CUDA sessions over NCCL ---------===//
+//
+// A data-parallel module (fixtures/collective.c: a kernel, then a bucket of
+// two buffers all-reduced to their mean; and a sum) run by one session per
+// GPU over a one-process NCCL world (Distributed::localGpus), one thread per
+// rank, and over MPI's world (one process per rank, under mpirun), against
+// results computed here. ctest runs it as runtime.hostnccl.*
+// against fixtures/host_nccl.cpp (NCCL on the host, on the host CUDA
+// fixture's streams, two fake GPUs), and on a GPU machine against the real
+// driver and libnccl.so.2, where the two-rank tests need two GPUs and skip
+// with fewer. The failure cases run as processes of their own
+// (NNCC_FAKE_NCCL_FAIL, NNCC_NCCL_LIBRARY pointing nowhere).
+//
+//===----------------------------------------------------------------------===//
+#include "nncc/runtime.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sys/wait.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+using ::testing::HasSubstr;
+
+namespace {
+
+/// NNCC_TEST_HOST_CUDA=libhostcuda.so: that fake is the driver, cuBLASLt and
+/// NCCL (unless NNCC_NCCL_LIBRARY is set), with two GPUs.
+const bool kHostCuda = [] {
+  const char *fake = std::getenv("NNCC_TEST_HOST_CUDA");
+  if (!fake || !*fake)
+    return false;
+  setenv("NNCC_CUDA_DRIVER", fake, 1);
+  setenv("NNCC_CUBLASLT_LIBRARY", fake, 1);
+  setenv("NNCC_NCCL_LIBRARY", fake, 0);
+  setenv("NNCC_FAKE_CUDA_DEVICES", "2", 0);
+  return true;
+}();
+
+std::string fixturePath(const char *built) {
+  const char *dir = std::getenv("NNCC_TEST_FIXTURE_DIR");
+  if (!dir || !*dir)
+    return built;
+  std::string path = built;
+  return std::string(dir) + path.substr(path.rfind('/'));
+}
+
+/// Why this machine cannot run `ranks` GPU ranks, or "".
+std::string tooFewGpus(int ranks) {
+  int32_t version = 0;
+  const char *lib = nullptr;
+  if (nncc_cuda_driver_info(&version, &lib) != NNCC_OK)
+    return std::string("no GPU: ") + nncc_last_error();
+  int gpus = nncc_device_count("cuda");
+  return gpus >= ranks ? "" : "needs " + std::to_string(ranks) + " GPUs, this machine has " + std::to_string(gpus);
+}
+
+#define SKIP_WITHOUT_GPUS(n)                                                                       \
+  do {                                                                                             \
+    std::string why = tooFewGpus(n);                                                               \
+    if (!why.empty())                                                                              \
+      GTEST_SKIP() << why;                                                                         \
+  } while (0)
+
+/// The fixture's weight w (collective.c).
+const float kW[8] = {0.5f, -1, 2, -0.25f, 0, 1, -2, 0.75f};
+
+std::vector<float> values(int n, int rank, int run) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    v[i] = static_cast<float>((i * 7 + rank * 13 + run * 5) % 23) / 4 - 2.5f;
+  return v;
+}
+
+nncc::Tensor wrap(std::vector<float> &v, std::vector<int64_t> dims) {
+  return nncc::Tensor::wrap(v.data(), nncc::DType::f32, std::move(dims));
+}
+
+/// Runs `body(rank)` on one thread per rank, as the ranks of one process
+/// must run: each rank's collectives wait for the others'. Returns each
+/// rank's error ("" when none).
+std::vector<std::string> together(int ranks, const std::function<void(int)> &body) {
+  std::vector<std::string> errors(static_cast<size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (const nncc::Error &e) {
+        errors[r] = e.what();
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return errors;
+}
+
+/// Rank r's inputs of run `run`: x, b.
+std::vector<float> inputX(int r, int run) { return values(128, r, run); }
+std::vector<float> inputB(int r, int run) { return values(5, r + 7, run); }
+
+/// Checks rank r's outputs of entry "mean" against the mean of all `n`
+/// ranks' x + w and b (every rank's inputs are known to every rank).
+void expectMean(const nncc::TensorMap &out, int n, int r, int run) {
+  for (int i = 0; i < 128; ++i) {
+    float sum = 0;
+    for (int q = 0; q < n; ++q)
+      sum += inputX(q, run)[i] + kW[i % 8];
+    ASSERT_FLOAT_EQ(out.at("y").data<float>()[i], sum / static_cast<float>(n))
+        << "rank " << r << ", run " << run << ", y[" << i << "]";
+  }
+  for (int i = 0; i < 5; ++i) {
+    float sum = 0;
+    for (int q = 0; q < n; ++q)
+      sum += inputB(q, run)[i];
+    ASSERT_FLOAT_EQ(out.at("yb").data<float>()[i], sum / static_cast<float>(n))
+        << "rank " << r << ", run " << run << ", yb[" << i << "]";
+  }
+}
+
+struct Ranks {
+  explicit Ranks(const char *module, const std::vector<int32_t> &devices)
+      : mod(nncc::Module::load(fixturePath(module))), comms(nncc::Distributed::localGpus(devices)) {
+    for (size_t r = 0; r < devices.size(); ++r) {
+      nncc::SessionOptions options;
+      options.distributed = comms[r];
+      sessions.emplace_back(mod, nncc::Device::cuda(devices[r]), options);
+    }
+  }
+  nncc::Module mod;
+  std::vector<nncc::Distributed> comms;
+  std::vector<nncc::Session> sessions;
+};
+
+/// Runs entry "mean" `runs` times on every rank (the first run eager, the
+/// second captured into a CUDA Graph, the others replayed), new inputs each
+/// time, and checks every rank's outputs against the mean of all ranks'.
+void checkMean(Ranks &ranks, int runs) {
+  int n = static_cast<int>(ranks.sessions.size());
+  for (int run = 0; run < runs; ++run) {
+    std::vector<nncc::TensorMap> out(n);
+    std::vector<std::string> errors = together(n, [&](int r) {
+      std::vector<float> x = inputX(r, run), b = inputB(r, run);
+      out[r] = ranks.sessions[r].run("mean", {{"x", wrap(x, {16, 8})}, {"b", wrap(b, {5})}});
+    });
+    for (int r = 0; r < n; ++r)
+      ASSERT_EQ(errors[r], "") << "rank " << r << ", run " << run;
+    for (int r = 0; r < n; ++r)
+      expectMean(out[r], n, r, run);
+  }
+}
+
+// Two GPUs of one process: the kernel's results and an input, averaged over
+// both ranks in one bucket, on every run (eager, captured, replayed).
+TEST(Nccl, TwoLocalGpusAverageTheBucket) {
+  SKIP_WITHOUT_GPUS(2);
+  Ranks ranks(FIXTURE_COLLECTIVE_DP2_SO, {0, 1});
+  EXPECT_EQ(ranks.comms[1].rank(), 1);
+  EXPECT_EQ(ranks.comms[1].size(), 2);
+  EXPECT_EQ(ranks.comms[0].backend(), "nccl");
+  checkMean(ranks, 4);
+}
+
+TEST(Nccl, TwoLocalGpusSum) {
+  SKIP_WITHOUT_GPUS(2);
+  Ranks ranks(FIXTURE_COLLECTIVE_DP2_SO, {1, 0}); // rank 0 on cuda:1
+  for (int run = 0; run < 3; ++run) {
+    std::vector<std::vector<float>> x = {values(128, 0, run), values(128, 1, run)};
+    std::vector<nncc::TensorMap> out(2);
+    std::vector<std::string> errors =
+        together(2, [&](int r) { out[r] = ranks.sessions[r].run("sum", {{"x", wrap(x[r], {16, 8})}}); });
+    ASSERT_EQ(errors, (std::vector<std::string>{"", ""})) << "run " << run;
+    for (int r = 0; r < 2; ++r)
+      for (int i = 0; i < 128; ++i)
+        ASSERT_FLOAT_EQ(out[r].at("s").data<float>()[i], x[0][i] + x[1][i]) << "rank " << r << ", s[" << i << "]";
+  }
+}
+
+// One GPU, a world of one over NCCL: still ncclAllReduce (and ncclAvg), the
+// identity.
+TEST(Nccl, OneGpuWorldOfOne) {
+  SKIP_WITHOUT_GPUS(1);
+  Ranks ranks(FIXTURE_COLLECTIVE_DP1_SO, {0});
+  checkMean(ranks, 3);
+}
+
+// The host collectives of a one-process world meet across its threads.
+TEST(Nccl, HostCollectivesOfLocalRanks) {
+  SKIP_WITHOUT_GPUS(2);
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus({0, 1});
+  std::vector<std::vector<float>> data = {{1, 2, 3}, {5, 7, 11}};
+  std::vector<std::vector<int>> ids = {{0, 0}, {4, 2}};
+  std::vector<std::string> errors = together(2, [&](int r) {
+    comms[r].allReduce(data[r].data(), 3, /*mean=*/true);
+    comms[r].broadcast(ids[r].data(), sizeof(int) * 2, /*root=*/1);
+    comms[r].barrier();
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(data[r], (std::vector<float>{3, 4.5f, 7})) << "rank " << r;
+    EXPECT_EQ(ids[r], (std::vector<int>{4, 2})) << "rank " << r;
+  }
+}
+
+// CPU sessions over the same ranks: their collective steps take the host
+// collectives (a bucket packed, all-reduced across the threads, unpacked).
+TEST(Nccl, CpuSessionsOverLocalRanks) {
+  SKIP_WITHOUT_GPUS(2);
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_COLLECTIVE_DP2_SO));
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus({0, 1});
+  std::vector<std::optional<nncc::Session>> sessions(2);
+  for (int r = 0; r < 2; ++r) {
+    nncc::SessionOptions options{1};
+    options.distributed = comms[r];
+    sessions[r].emplace(mod, nncc::Device::cpu(), options);
+  }
+  for (int run = 0; run < 2; ++run) {
+    std::vector<nncc::TensorMap> out(2);
+    std::vector<std::string> errors = together(2, [&](int r) {
+      std::vector<float> x = inputX(r, run), b = inputB(r, run);
+      out[r] = sessions[r]->run("mean", {{"x", wrap(x, {16, 8})}, {"b", wrap(b, {5})}});
+    });
+    ASSERT_EQ(errors, (std::vector<std::string>{"", ""})) << "run " << run;
+    for (int r = 0; r < 2; ++r)
+      expectMean(out[r], 2, r, run);
+  }
+}
+
+TEST(Nccl, SessionOnAnotherGpuIsRefused) {
+  SKIP_WITHOUT_GPUS(2);
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_COLLECTIVE_DP2_SO));
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus({0, 1});
+  nncc::SessionOptions options;
+  options.distributed = comms[0];
+  try {
+    nncc::Session s(mod, nncc::Device::cuda(1), options);
+    FAIL() << "a session on cuda:1 took rank 0's communicator (cuda:0)";
+  } catch (const nncc::Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("the communicator of rank 0 of 2 (nccl, cuda:0) drives cuda:0, but the "
+                                    "session runs on cuda:1"));
+  }
+}
+
+TEST(Nccl, DevicesAreChecked) {
+  SKIP_WITHOUT_GPUS(1);
+  int gpus = nncc_device_count("cuda");
+  try {
+    nncc::Distributed::localGpus({0, 0});
+    FAIL() << "one GPU for two ranks was accepted";
+  } catch (const nncc::Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("device cuda:0 is listed twice: each rank needs a GPU of its own"));
+  }
+  try {
+    nncc::Distributed::localGpus({0, gpus});
+    FAIL() << "cuda:" << gpus << " was accepted";
+  } catch (const nncc::Error &e) {
+    EXPECT_EQ(e.status(), NNCC_ERROR_UNAVAILABLE);
+    EXPECT_THAT(e.what(), HasSubstr("device cuda:" + std::to_string(gpus) + " does not exist"));
+  }
+}
+
+// A module for two ranks in a world of one is refused before anything runs.
+TEST(Nccl, WorldSizeMustMatchTheModule) {
+  SKIP_WITHOUT_GPUS(1);
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_COLLECTIVE_DP2_SO));
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus({0});
+  nncc::SessionOptions options;
+  options.distributed = comms[0];
+  try {
+    nncc::Session s(mod, nncc::Device::cuda(0), options);
+    FAIL() << "a dp:2 module opened in a world of one";
+  } catch (const nncc::Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("compiled for 2 data-parallel ranks"));
+    EXPECT_THAT(e.what(), HasSubstr("this session's world has 1 (nccl)"));
+  }
+}
+
+// Many processes (runtime.hostnccl.mpi: mpirun -np 2, or 2 GPUs of one
+// machine): each process one rank over MPI's world, its session on
+// cuda:<rank>; rank 0's NCCL unique id reaches rank 1 over MPI.
+TEST(NcclMpi, TwoProcesses) {
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE"))
+    GTEST_SKIP() << "needs mpirun -np 2";
+  SKIP_WITHOUT_GPUS(2);
+  nncc::Distributed world = nncc::Distributed::fromMpi();
+  ASSERT_EQ(world.size(), 2);
+  int r = world.rank();
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_COLLECTIVE_DP2_SO));
+  nncc::SessionOptions options;
+  options.distributed = world;
+  nncc::Session mean(mod, nncc::Device::cuda(r), options);
+  nncc::Session sum(mod, nncc::Device::cuda(r), options);
+  for (int run = 0; run < 4; ++run) {
+    std::vector<float> x = inputX(r, run), b = inputB(r, run);
+    nncc::TensorMap out = mean.run("mean", {{"x", wrap(x, {16, 8})}, {"b", wrap(b, {5})}});
+    expectMean(out, 2, r, run);
+    out = sum.run("sum", {{"x", wrap(x, {16, 8})}});
+    for (int i = 0; i < 128; ++i)
+      ASSERT_FLOAT_EQ(out.at("s").data<float>()[i], inputX(0, run)[i] + inputX(1, run)[i])
+          << "rank " << r << ", run " << run << ", s[" << i << "]";
+  }
+}
+
+/// Runs `command` with the shell, its standard error into its output;
+/// returns the exit status.
+int runCommand(const std::string &command, std::string *output) {
+  std::FILE *p = popen((command + " 2>&1").c_str(), "r");
+  if (!p)
+    return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0)
+    output->append(buf, n);
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// `values` as a 1-D f32 .npy file.
+void writeNpy(const std::string &path, const std::vector<float> &values) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(values.size()) + ",), }";
+  while ((10 + header.size() + 1) % 64 != 0)
+    header += ' ';
+  header += '\n';
+  std::ofstream f(path, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  uint16_t len = static_cast<uint16_t>(header.size());
+  f.write(reinterpret_cast<const char *>(&len), 2);
+  f << header;
+  f.write(reinterpret_cast<const char *>(values.data()), static_cast<std::streamsize>(values.size() * 4));
+}
+
+// nncc-run --train --devices: one session per GPU on threads of one process;
+// the loss of step k is the mean of the ranks' samples 2k and 2k + 1.
+TEST(Nccl, NnccRunTrainsOnTwoDevices) {
+  SKIP_WITHOUT_GPUS(2);
+  const char *env = std::getenv("NNCC_TEST_NNCC_RUN"); // gpu-check.sh: the bundle's
+  std::string exe = env && *env ? env : NNCC_RUN_EXE;
+  if (!std::ifstream(exe).good())
+    GTEST_SKIP() << exe << " is not on this machine";
+  const char *tmp = std::getenv("NNCC_TEST_TMP_DIR"); // gpu-check.sh: a writable folder
+  std::string dir = std::string(tmp && *tmp ? tmp : TEST_TMP_ROOT) + "/nccl-train";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  writeNpy(dir + "/x.npy", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  std::string module = fixturePath(FIXTURE_COLLECTIVE_DP2_SO), out;
+  std::string cmd = exe + " " + module + " --train --data " + dir +
+                    " --steps 6 --devices cuda:0,cuda:1 --loss-file " + dir + "/loss.txt";
+  ASSERT_EQ(runCommand(cmd, &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("entry 'train_step' on cuda:0,cuda:1 (one process, 2 ranks over NCCL)"));
+  EXPECT_THAT(out, HasSubstr("training: 6 steps of batch 2 (2 data-parallel ranks of 1) (10 samples, 5 batches "
+                             "per epoch)"));
+  EXPECT_EQ(out.find("training:"), out.rfind("training:")) << "printed by more than rank 0:\n" << out;
+  std::ifstream losses(dir + "/loss.txt");
+  std::vector<float> got;
+  for (float v; losses >> v;)
+    got.push_back(v);
+  // 5 global batches per epoch: step 6 wraps to the first.
+  EXPECT_EQ(got, (std::vector<float>{0.5f, 2.5f, 4.5f, 6.5f, 8.5f, 0.5f}));
+
+  // A dp:2 module on one device is refused, naming both sizes.
+  out.clear();
+  EXPECT_EQ(runCommand(exe + " " + module + " --train --data " + dir +
+                           " --steps 1 --devices cuda:1",
+                       &out),
+            1);
+  EXPECT_THAT(out, HasSubstr("compiled for 2 data-parallel ranks"));
+  EXPECT_THAT(out, HasSubstr("this session's world has 1 (nccl)"));
+}
+
+// mpirun -np 2 nncc-run --device cuda --train: each rank on cuda:<local
+// rank>, NCCL's unique id over MPI; the same losses as --devices.
+TEST(Nccl, NnccRunTrainsUnderMpirun) {
+  SKIP_WITHOUT_GPUS(2);
+  if (!kHostCuda || std::string(NNCC_MPIRUN).empty())
+    GTEST_SKIP() << "needs the host fixtures and mpirun";
+  std::string dir = std::string(TEST_TMP_ROOT) + "/nccl-mpirun";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  writeNpy(dir + "/x.npy", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  std::string out;
+  std::string cmd = "NNCC_FAKE_NCCL_DIR=" + dir + " " + NNCC_MPIRUN +
+                    " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np 2 " +
+                    NNCC_RUN_EXE + " " + fixturePath(FIXTURE_COLLECTIVE_DP2_SO) + " --device cuda --train --data " +
+                    dir + " --steps 6 --loss-file " + dir + "/loss.txt";
+  ASSERT_EQ(runCommand(cmd, &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("entry 'train_step' on cuda:0")); // rank 0's; rank 1 prints nothing
+  std::ifstream losses(dir + "/loss.txt");
+  std::vector<float> got;
+  for (float v; losses >> v;)
+    got.push_back(v);
+  EXPECT_EQ(got, (std::vector<float>{0.5f, 2.5f, 4.5f, 6.5f, 8.5f, 0.5f}));
+}
+
+// --- failures, each a process of its own (CMakeLists.txt) ---
+
+/// NNCC_FAKE_NCCL_FAIL=allreduce: ncclAllReduce fails when called; =async:
+/// NCCL reports the failure afterwards (ncclCommGetAsyncError); =hang: so,
+/// while its kernel never ends: the run's wait sees the error, aborts the
+/// communicator and fails, and the next run says why it cannot run.
+TEST(NcclFailure, RunFailsNamingTheStep) {
+  const char *mode = std::getenv("NNCC_FAKE_NCCL_FAIL");
+  if (!kHostCuda || !mode)
+    GTEST_SKIP() << "needs the host fixtures and NNCC_FAKE_NCCL_FAIL";
+  Ranks ranks(FIXTURE_COLLECTIVE_DP2_SO, {0, 1});
+  std::vector<std::string> errors = together(2, [&](int r) {
+    std::vector<float> x = inputX(r, 0), b = inputB(r, 0);
+    ranks.sessions[r].run("mean", {{"x", wrap(x, {16, 8})}, {"b", wrap(b, {5})}});
+  });
+  for (int r = 0; r < 2; ++r) {
+    std::string rank = "rank " + std::to_string(r) + " of 2 (nccl, cuda:" + std::to_string(r) + ")";
+    if (std::string(mode) == "allreduce") {
+      EXPECT_THAT(errors[r], HasSubstr("cuda:" + std::to_string(r) + ": entry 'mean' step 1 "
+                                       "('all_reduce_bucket_0') (" + rank + "): ncclAllReduce failed: "
+                                       "unhandled system error (run with NCCL_DEBUG=INFO for details) "
+                                       "(ncclSystemError)"));
+    } else {
+      std::string failed = "cuda:" + std::to_string(r) + ": entry 'mean' (" + rank +
+                           "): a collective step failed: remote process exited or there was a network error "
+                           "(ncclRemoteError)";
+      EXPECT_THAT(errors[r], HasSubstr(failed));
+      if (std::string(mode) == "hang")
+        EXPECT_THAT(errors[r], HasSubstr(failed + "; the NCCL communicator was aborted"));
+      else
+        EXPECT_THAT(errors[r], ::testing::Not(HasSubstr("aborted")));
+    }
+  }
+  if (std::string(mode) != "hang")
+    return;
+  errors = together(2, [&](int r) {
+    std::vector<float> x = inputX(r, 1), b = inputB(r, 1);
+    ranks.sessions[r].run("mean", {{"x", wrap(x, {16, 8})}, {"b", wrap(b, {5})}});
+  });
+  for (int r = 0; r < 2; ++r)
+    EXPECT_THAT(errors[r], HasSubstr("cuda:" + std::to_string(r) + ": entry 'mean' step 1 ('all_reduce_bucket_0'): "
+                                     "the NCCL communicator of rank " + std::to_string(r) + " of 2 (nccl, cuda:" +
+                                     std::to_string(r) + ") was aborted after an earlier error"));
+}
+
+/// NNCC_NCCL_LIBRARY pointing nowhere: UNAVAILABLE, naming what was tried.
+TEST(NcclMissing, SaysWhatWasTried) {
+  const char *lib = std::getenv("NNCC_NCCL_LIBRARY");
+  if (!kHostCuda || !lib || std::string(lib).find("/nonexistent/") == std::string::npos)
+    GTEST_SKIP() << "needs the host fixtures and NNCC_NCCL_LIBRARY=/nonexistent/...";
+  try {
+    nncc::Distributed::localGpus({0, 1});
+    FAIL() << "a communicator without NCCL";
+  } catch (const nncc::Error &e) {
+    EXPECT_EQ(e.status(), NNCC_ERROR_UNAVAILABLE);
+    EXPECT_THAT(e.what(), HasSubstr("no NCCL found (tried " + std::string(lib) +
+                                    " (not found)); collective steps on a GPU need it"));
+    EXPECT_THAT(e.what(), HasSubstr("set NNCC_NCCL_LIBRARY"));
+  }
+}
+
+} // namespace
