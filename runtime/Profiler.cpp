@@ -55,11 +55,6 @@ std::string numberedPath(const std::string &path, int n) {
   return hasExt ? path.substr(0, dot) + num + path.substr(dot) : path + num;
 }
 
-int32_t currentTid() {
-  thread_local int32_t tid = static_cast<int32_t>(syscall(SYS_gettid));
-  return tid;
-}
-
 /// Length of the valid UTF-8 sequence at s (of n bytes left), or 0.
 size_t utf8Length(const unsigned char *s, size_t n) {
   unsigned char c = s[0];
@@ -133,6 +128,11 @@ std::string baseName(const std::string &path) {
 
 } // namespace
 
+int32_t Profiler::threadId() {
+  thread_local int32_t tid = static_cast<int32_t>(syscall(SYS_gettid));
+  return tid;
+}
+
 Status Profiler::create(const Module &module, const nncc_plan &plan, const std::string &requested,
                         const std::string &deviceName, int threads,
                         std::unique_ptr<Profiler> *out) {
@@ -160,7 +160,7 @@ Status Profiler::create(const Module &module, const nncc_plan &plan, const std::
   p->pid_ = static_cast<int>(getpid());
 
   const nncc_module &m = module.abi();
-  size_t maxSteps = 0;
+  size_t maxRecords = 0; // of one run
   p->stepStats_.resize(static_cast<size_t>(plan.num_entries));
   p->runStats_.resize(static_cast<size_t>(plan.num_entries));
   p->stepHead_.resize(static_cast<size_t>(plan.num_entries));
@@ -169,7 +169,10 @@ Status Profiler::create(const Module &module, const nncc_plan &plan, const std::
   for (int32_t e = 0; e < plan.num_entries; ++e) {
     const nncc_entry &entry = plan.entries[e];
     std::string entryName = quote(entry.name);
-    maxSteps = std::max(maxSteps, static_cast<size_t>(entry.num_steps));
+    size_t collectives = 0;
+    for (int32_t s = 0; s < entry.num_steps; ++s)
+      collectives += entry.steps[s].kind == NNCC_STEP_COLLECTIVE;
+    maxRecords = std::max(maxRecords, static_cast<size_t>(entry.num_steps) + 2 * collectives + 1);
     p->stepStats_[e].resize(static_cast<size_t>(entry.num_steps));
     p->runHead_.push_back("{\"name\":" + entryName + ",\"cat\":\"run\",\"ph\":\"X\",");
     p->runArgs_.push_back("\"entry\":" + entryName + ",\"steps\":" +
@@ -201,7 +204,7 @@ Status Profiler::create(const Module &module, const nncc_plan &plan, const std::
   }
   // Room for a full run past the flush mark: a run never fills the buffer.
   p->flushAt_ = kFlushRecords;
-  p->records_.resize(kFlushRecords + maxSteps + 1);
+  p->records_.resize(kFlushRecords + maxRecords);
 
   std::string header = "{\"traceEvents\":[\n";
   header += "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":" + std::to_string(p->pid_) +
@@ -230,7 +233,7 @@ Profiler::~Profiler() {
 
 void Profiler::beginRun(int32_t entry) {
   entry_ = entry;
-  tid_ = currentTid();
+  tid_ = threadId();
   runStart_ = now();
 }
 
@@ -244,6 +247,7 @@ void Profiler::endRun(bool ok) {
   r.step = -1;
   r.chunks = ok ? 1 : 0;
   r.tid = tid_;
+  r.kind = Record::Step;
   if (ok)
     runStats_[static_cast<size_t>(entry_)].add(end - runStart_);
   ++runs_;
@@ -253,11 +257,21 @@ void Profiler::endRun(bool ok) {
 
 void Profiler::writeEvent(const Record &r) {
   int64_t epoch = registry().epoch;
-  char nums[160];
+  char nums[200];
   const std::string &head = r.step < 0 ? runHead_[r.entry] : stepHead_[r.entry][r.step];
   const std::string &args = r.step < 0 ? runArgs_[r.entry] : stepArgs_[r.entry][r.step];
   line_.assign(",\n");
-  line_ += head;
+  if (r.kind == Record::Step) {
+    line_ += head;
+  } else {
+    // The collective's name; its own category.
+    const nncc_step &st = module_->abi().entries[r.entry].steps[r.step];
+    std::string name = st.name && *st.name ? st.name : "collective";
+    if (r.kind == Record::Wait)
+      name = "wait for " + name;
+    line_ += "{\"name\":" + quote(name.c_str()) + ",\"cat\":\"" +
+             (r.kind == Record::Wait ? "wait" : "communication") + "\",\"ph\":\"X\",";
+  }
   std::snprintf(nums, sizeof(nums), "\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d,\"args\":{",
                 double(r.start - epoch) / 1e3, double(std::max<int64_t>(0, r.end - r.start)) / 1e3,
                 pid_, r.tid);
@@ -266,8 +280,11 @@ void Profiler::writeEvent(const Record &r) {
   if (r.step < 0)
     std::snprintf(nums, sizeof(nums), ",\"run\":%lld,\"status\":\"%s\"}}", (long long)r.run,
                   r.chunks ? "ok" : "error");
-  else
+  else if (r.kind == Record::Step)
     std::snprintf(nums, sizeof(nums), ",\"chunks\":%d,\"run\":%lld}}", r.chunks,
+                  (long long)r.run);
+  else
+    std::snprintf(nums, sizeof(nums), ",\"waited_before_step\":%d,\"run\":%lld}}", r.chunks,
                   (long long)r.run);
   line_ += nums;
   std::fwrite(line_.data(), 1, line_.size(), file_);
@@ -283,8 +300,10 @@ void Profiler::flush() {
     // A thread_name event the first time a thread shows up.
     if (std::find(namedTids_.begin(), namedTids_.end(), r.tid) == namedTids_.end()) {
       namedTids_.push_back(r.tid);
-      std::string name = format("nncc session %d (%s, %d thread%s)", session_,
-                                deviceName_.c_str(), threads_, threads_ == 1 ? "" : "s");
+      std::string name = r.kind == Record::Communication && r.tid != tid_
+                             ? std::string("nncc communication thread")
+                             : format("nncc session %d (%s, %d thread%s)", session_,
+                                      deviceName_.c_str(), threads_, threads_ == 1 ? "" : "s");
       std::fprintf(file_,
                    ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":%d,\"tid\":%d,"
                    "\"args\":{\"name\":%s}}",

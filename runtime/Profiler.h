@@ -15,6 +15,12 @@
 //   ...],
 //   "displayTimeUnit":"ms","otherData":{...}}
 //
+// A collective step started asynchronously (the MPI communication thread)
+// adds two events: a "communication" span on the thread that ran it, from
+// its start to its completion, so the trace shows it beside the kernels it
+// overlaps; and a "wait" span on the run's thread where the run waited for it
+// (before the first step that touches its result, or at the end of the run).
+//
 // Records are fixed-size and go into a buffer reserved when the session
 // opens, so a profiled run allocates nothing; they are formatted and written
 // when the buffer fills (after a run, never during one) and when the session
@@ -46,6 +52,8 @@ public:
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
   }
+  /// The calling thread's id (the trace's "tid").
+  static int32_t threadId();
 
   /// Opens the trace file for a session. `path` is what the caller asked
   /// for; the n-th (n >= 1) session of this process to ask for the same path
@@ -76,7 +84,20 @@ public:
     r.step = step;
     r.chunks = static_cast<int32_t>(chunks);
     r.tid = tid_;
+    r.kind = Record::Step;
     stepStats_[entry_][static_cast<size_t>(step)].add(endNs - startNs);
+  }
+
+  /// Collective step `step` of the current run, started at `startNs` and
+  /// completed at `doneNs` on thread `tid`, was waited for from `waitStartNs`
+  /// to `waitEndNs` on the run's thread, before step `waitedBefore` (the
+  /// entry's step count: at the end of the run).
+  void recordCollective(int32_t step, int64_t startNs, int64_t doneNs, int32_t tid,
+                        int32_t waitedBefore, int64_t waitStartNs, int64_t waitEndNs) {
+    Record &c = records_[count_++];
+    c = Record{startNs, doneNs, runs_, entry_, step, waitedBefore, tid, Record::Communication};
+    Record &w = records_[count_++];
+    w = Record{waitStartNs, waitEndNs, runs_, entry_, step, waitedBefore, tid_, Record::Wait};
   }
 
   struct Stat {
@@ -105,8 +126,9 @@ private:
   struct Record {
     int64_t start, end, run;
     int32_t entry, step; // step -1: the run itself
-    int32_t chunks;      // runs: 1 = ok, 0 = failed
+    int32_t chunks;      // runs: 1 = ok, 0 = failed; communication and wait: the step waited before
     int32_t tid;
+    enum Kind : int32_t { Step, Communication, Wait } kind;
   };
   void flush();
   void writeEvent(const Record &r);

@@ -223,7 +223,10 @@ NNCC_RUNTIME_API void nncc_session_options_init(nncc_session_options *options);
 /** The world of the processes `mpirun` started, over MPI: libnncc_mpi.so
  *  (next to this runtime, or NNCC_MPI_LIBRARY) is loaded now and MPI is
  *  initialized once per process (finalized when the last reference goes).
- *  UNAVAILABLE when no MPI backend can be loaded. */
+ *  Collectives run on a communication thread (MPI_THREAD_MULTIPLE, or at
+ *  least SERIALIZED from a program that initialized MPI itself), so a
+ *  session's all-reduces overlap its kernels; NNCC_SYNC_COLLECTIVES=1 runs
+ *  them on the calling thread. UNAVAILABLE when no MPI backend can be loaded. */
 NNCC_RUNTIME_API nncc_status nncc_communicator_create_mpi(nncc_communicator **out);
 /** A world of one rank (every collective is the identity). */
 NNCC_RUNTIME_API nncc_status nncc_communicator_create_self(nncc_communicator **out);

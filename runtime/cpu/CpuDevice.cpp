@@ -67,6 +67,12 @@ private:
   /// The step loop, compiled twice: kProfile = false has no profiling code
   /// at all, so a session that does not profile pays nothing per step.
   template <bool kProfile> Status runSteps(int32_t entry, Profiler *profiler);
+  /// Waits for the collectives entry `e` waits for before step `s` (the
+  /// step count: the end of the run) and unpacks their results.
+  template <bool kProfile> Status waitCollectives(int32_t e, int32_t s, Profiler *profiler);
+  /// After a failed run: waits for the collectives still in flight, which
+  /// must not outlive the run (their staging is the session's).
+  void drainCollectives();
 
   const Module &module_;
   const nncc_plan &plan_; // the module's CPU plan
@@ -79,7 +85,10 @@ private:
   CpuGemm gemm_; // f32 scratch of the f16/bf16/epilogue GEMMs
   std::vector<int32_t> flags_; // the run's check flags, read back
   std::shared_ptr<Communicator> comm_; // collective steps run over it
-  std::vector<float> staging_;         // one bucket of a collective step, packed
+  std::vector<CollectiveSchedule> collectives_; // per entry
+  std::vector<float> staging_;         // every bucket of an entry, packed, each in its own region
+  std::vector<CollectiveRequest> requests_; // per collective slot of the running entry
+  std::vector<char> inFlight_;              // per slot: started and not yet waited for
 };
 
 Status CpuSession::init() {
@@ -112,7 +121,16 @@ Status CpuSession::init() {
 
   NNCC_RETURN_IF_ERROR(initState());
   gemm_.reserve(plan_);
-  staging_.resize(static_cast<size_t>(collectiveStagingFloats(plan_)));
+  int64_t stagingBytes = 0;
+  size_t slots = 0;
+  for (int32_t e = 0; e < plan_.num_entries; ++e) {
+    collectives_.push_back(scheduleCollectives(plan_.entries[e]));
+    stagingBytes = std::max(stagingBytes, collectives_.back().stagingBytes);
+    slots = std::max(slots, static_cast<size_t>(collectives_.back().collectives));
+  }
+  staging_.resize(static_cast<size_t>(stagingBytes) / sizeof(float));
+  requests_.resize(slots);
+  inFlight_.assign(slots, 0);
 
   auto *arena = static_cast<uint8_t *>(arena_);
   auto *state = static_cast<uint8_t *>(state_);
@@ -168,6 +186,8 @@ Status CpuSession::run(int32_t e, const void *const *inputs, void *const *output
   for (int32_t c = 0; c < entry.num_checks; ++c)
     std::memset(arena + entry.checks[c].offset, 0, sizeof(int32_t));
   Status s = profiler ? runSteps<true>(e, profiler) : runSteps<false>(e, nullptr);
+  if (!s.isOk())
+    drainCollectives();
   if (!s.isOk() || entry.num_checks == 0)
     return s;
   flags_.resize(static_cast<size_t>(entry.num_checks));
@@ -180,7 +200,10 @@ template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profil
   const nncc_module &m = module_.abi();
   const nncc_entry &entry = plan_.entries[e];
   StepArgs<void *> &plan = stepArgs_[e];
+  const CollectiveSchedule &collectives = collectives_[e];
   for (int32_t s = 0; s < entry.num_steps; ++s) {
+    if (collectives.collectives > 0)
+      NNCC_RETURN_IF_ERROR((waitCollectives<kProfile>(e, s, profiler)));
     const nncc_step &st = entry.steps[s];
     void **args = plan.of(s);
     [[maybe_unused]] int64_t start = 0, chunks = 1;
@@ -214,9 +237,12 @@ template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profil
         std::memmove(args[1], args[0], static_cast<size_t>(st.args[1].bytes));
       break;
     case NNCC_STEP_COLLECTIVE: {
-      Status status = runHostCollective(st, args, *comm_, staging_.data());
-      if (!status.isOk())
-        return status.prefix(format("entry '%s' step %d (%s): ", entry.name, s, st.name ? st.name : "collective"));
+      // Started here, waited for before the first step that touches its
+      // outputs (CollectiveSchedule).
+      int32_t slot = collectives.slot[s];
+      startHostCollective(st, args, *comm_, reinterpret_cast<char *>(staging_.data()) + collectives.stagingOffset[s],
+                          &requests_[slot]);
+      inFlight_[slot] = 1;
       break;
     }
     default:
@@ -228,7 +254,38 @@ template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profil
     if constexpr (kProfile)
       profiler->recordStep(s, start, Profiler::now(), chunks);
   }
+  if (collectives.collectives > 0)
+    NNCC_RETURN_IF_ERROR((waitCollectives<kProfile>(e, entry.num_steps, profiler)));
   return Status::ok();
+}
+
+template <bool kProfile> Status CpuSession::waitCollectives(int32_t e, int32_t s, Profiler *profiler) {
+  const nncc_entry &entry = plan_.entries[e];
+  const CollectiveSchedule &collectives = collectives_[e];
+  for (int32_t i = collectives.waitsBegin[s]; i < collectives.waitsBegin[s + 1]; ++i) {
+    int32_t c = collectives.waits[i];
+    const nncc_step &st = entry.steps[c];
+    int32_t slot = collectives.slot[c];
+    CollectiveRequest &r = requests_[slot];
+    [[maybe_unused]] int64_t start = 0;
+    if constexpr (kProfile)
+      start = Profiler::now();
+    inFlight_[slot] = 0;
+    Status status = finishHostCollective(st, stepArgs_[e].of(c), *comm_, &r);
+    if (!status.isOk())
+      return status.prefix(format("entry '%s' step %d (%s): ", entry.name, c, st.name ? st.name : "collective"));
+    if constexpr (kProfile)
+      profiler->recordCollective(c, r.startNs, r.doneNs, r.tid, s, start, Profiler::now());
+  }
+  return Status::ok();
+}
+
+void CpuSession::drainCollectives() {
+  for (size_t slot = 0; slot < inFlight_.size(); ++slot)
+    if (inFlight_[slot]) {
+      inFlight_[slot] = 0;
+      (void)comm_->wait(&requests_[slot]); // the run's error is already the one to report
+    }
 }
 
 } // namespace

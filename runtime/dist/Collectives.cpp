@@ -26,33 +26,28 @@ Status checkCollectiveWorld(const Module &module, const nncc_plan &plan, const C
   return Status::ok();
 }
 
-int64_t collectiveStagingFloats(const nncc_plan &plan) {
-  int64_t most = 0;
-  for (int32_t e = 0; e < plan.num_entries; ++e)
-    for (int32_t s = 0; s < plan.entries[e].num_steps; ++s) {
-      const nncc_step &st = plan.entries[e].steps[s];
-      if (st.kind != NNCC_STEP_COLLECTIVE)
-        continue;
-      int64_t bytes = 0;
-      for (int32_t a = 0; a < st.num_args / 2; ++a)
-        bytes += st.args[a].bytes;
-      most = std::max(most, bytes / int64_t(sizeof(float)));
-    }
-  return most;
-}
-
-Status runHostCollective(const nncc_step &st, void *const *args, Communicator &comm, float *staging) {
+void startHostCollective(const nncc_step &st, void *const *args, Communicator &comm, void *staging,
+                         CollectiveRequest *r) {
   int32_t k = st.num_args / 2;
-  bool mean = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN;
   int64_t offset = 0;
   for (int32_t a = 0; a < k; ++a) {
-    std::memcpy(reinterpret_cast<char *>(staging) + offset, args[a], static_cast<size_t>(st.args[a].bytes));
+    std::memcpy(static_cast<char *>(staging) + offset, args[a], static_cast<size_t>(st.args[a].bytes));
     offset += st.args[a].bytes;
   }
-  NNCC_RETURN_IF_ERROR(comm.allReduceF32(staging, offset / int64_t(sizeof(float)), mean));
-  offset = 0;
+  r->op = CollectiveRequest::Op::AllReduceF32;
+  r->data = staging;
+  r->count = offset / int64_t(sizeof(float));
+  r->mean = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN;
+  comm.start(r);
+}
+
+Status finishHostCollective(const nncc_step &st, void *const *args, Communicator &comm,
+                            CollectiveRequest *r) {
+  NNCC_RETURN_IF_ERROR(comm.wait(r));
+  int32_t k = st.num_args / 2;
+  int64_t offset = 0;
   for (int32_t a = 0; a < k; ++a) {
-    std::memcpy(args[k + a], reinterpret_cast<char *>(staging) + offset, static_cast<size_t>(st.args[a].bytes));
+    std::memcpy(args[k + a], static_cast<const char *>(r->data) + offset, static_cast<size_t>(st.args[a].bytes));
     offset += st.args[a].bytes;
   }
   return Status::ok();

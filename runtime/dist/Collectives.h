@@ -1,22 +1,28 @@
 //===- Collectives.h - collective steps on host memory --------------------===//
+//
+// A collective step (NNCC_STEP_COLLECTIVE) packs its bucket into its own
+// region of a staging buffer and starts the reduction there; the session
+// waits for it, and unpacks the result, where its CollectiveSchedule says.
+//
+//===----------------------------------------------------------------------===//
 #ifndef NNCC_RUNTIME_DIST_COLLECTIVES_H
 #define NNCC_RUNTIME_DIST_COLLECTIVES_H
 
 #include "../Module.h"
+#include "CollectiveSchedule.h"
 #include "Communicator.h"
-
-#include <vector>
 
 namespace nncc::rt {
 
-/// The f32 elements of the largest bucket of any collective step: the
-/// staging buffer a session packs a bucket into, sized once.
-int64_t collectiveStagingFloats(const nncc_plan &plan);
+/// Packs collective step `st`'s inputs args[0, k) into `staging` and starts
+/// reducing it over `comm` as `r`.
+void startHostCollective(const nncc_step &st, void *const *args, Communicator &comm, void *staging,
+                         CollectiveRequest *r);
 
-/// Runs collective step `st` (NNCC_STEP_COLLECTIVE, verified) whose buffers
-/// are the host pointers `args`: inputs args[0, k) packed into `staging`,
-/// reduced in one call, unpacked into the outputs args[k, 2k).
-Status runHostCollective(const nncc_step &st, void *const *args, Communicator &comm, float *staging);
+/// Waits for `r` (started by startHostCollective for `st`) and unpacks the
+/// result into the outputs args[k, 2k).
+Status finishHostCollective(const nncc_step &st, void *const *args, Communicator &comm,
+                            CollectiveRequest *r);
 
 } // namespace nncc::rt
 

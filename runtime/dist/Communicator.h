@@ -5,10 +5,15 @@
 // lives in libnncc_mpi.so, loaded at run time (MpiCommunicator.cpp). NCCL on
 // GPUs slots in behind the same interface.
 //
+// A session starts a bucket's all-reduce (start) and waits for it (wait)
+// only before the first later step that touches its result, so the
+// reduction overlaps the backward kernels in between (docs/distributed.md).
+//
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_RUNTIME_DIST_COMMUNICATOR_H
 #define NNCC_RUNTIME_DIST_COMMUNICATOR_H
 
+#include "../Profiler.h"
 #include "../Status.h"
 #include "nncc/runtime.h"
 
@@ -16,6 +21,26 @@
 #include <memory>
 
 namespace nncc::rt {
+
+/// One collective started by Communicator::start and finished by wait. The
+/// caller owns it (a session keeps one per collective step, so a run
+/// allocates nothing) and leaves it and its data alone in between.
+struct CollectiveRequest {
+  enum class Op { AllReduceF32, Broadcast, Barrier };
+  Op op = Op::AllReduceF32;
+  void *data = nullptr;
+  int64_t count = 0; // f32 elements (all-reduce) or bytes (broadcast)
+  bool mean = false; // all-reduce: divide the sum by the world's size
+  int root = 0;      // broadcast
+  // Set by the communicator: the outcome, when the collective was started
+  // and when it completed (Profiler::now's clock) and the thread it ran on.
+  Status status;
+  int64_t startNs = 0, doneNs = 0;
+  int32_t tid = 0;
+  // The communicator's own: completion flag and its queue link.
+  bool done = false;
+  CollectiveRequest *next = nullptr;
+};
 
 class Communicator {
 public:
@@ -34,6 +59,35 @@ public:
   virtual void abort(int code) = 0;
   /// "self", "mpi": for messages.
   virtual const char *backend() const = 0;
+
+  /// Starts `r`; collectives run in the order they are started (with the
+  /// blocking calls above), the same on every rank. This default runs it to
+  /// completion before returning; an asynchronous backend returns at once.
+  virtual void start(CollectiveRequest *r) {
+    r->startNs = Profiler::now();
+    r->status = execute(*r);
+    r->doneNs = Profiler::now();
+    r->tid = Profiler::threadId();
+    r->done = true;
+  }
+  /// Blocks until `r` (started) has completed; its outcome.
+  virtual Status wait(CollectiveRequest *r) { return r->status; }
+  /// Whether start returns before the collective completes.
+  virtual bool asynchronous() const { return false; }
+
+protected:
+  /// Runs `r` with the blocking calls.
+  Status execute(const CollectiveRequest &r) {
+    switch (r.op) {
+    case CollectiveRequest::Op::AllReduceF32:
+      return allReduceF32(static_cast<float *>(r.data), r.count, r.mean);
+    case CollectiveRequest::Op::Broadcast:
+      return broadcast(r.data, r.count, r.root);
+    case CollectiveRequest::Op::Barrier:
+      return barrier();
+    }
+    return error(NNCC_ERROR_INTERNAL, "unknown collective");
+  }
 };
 
 /// A world of one rank: every collective is the identity.
@@ -51,7 +105,10 @@ public:
 /// The world of the processes mpirun started, through libnncc_mpi.so
 /// (NNCC_MPI_LIBRARY=path replaces the search: next to libnncc_runtime,
 /// then the loader's path). MPI is initialized once per process and
-/// finalized when the last communicator goes.
+/// finalized when the last communicator goes. Collectives run on a
+/// communication thread, so start returns at once, when MPI provides
+/// MPI_THREAD_SERIALIZED or more and NNCC_SYNC_COLLECTIVES is not set to 1
+/// (then start runs the collective before it returns).
 Status createMpiCommunicator(std::shared_ptr<Communicator> *out);
 
 /// The communicator behind a C handle (RuntimeC.cpp).

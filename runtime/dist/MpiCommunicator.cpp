@@ -3,10 +3,14 @@
 
 #include "../SharedLibrary.h"
 
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <mutex>
-#include <type_traits>
 #include <string>
+#include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace nncc::rt {
@@ -15,7 +19,7 @@ namespace {
 
 /// libnncc_mpi.so's functions (runtime/dist/mpi_shim.c).
 struct MpiSymbols {
-  int (*init)(int *rank, int *size, char *err, int errlen) = nullptr;
+  int (*init)(int wantThreads, int *rank, int *size, int *threaded, char *err, int errlen) = nullptr;
   int (*allReduceSumF32)(float *data, int64_t count, char *err, int errlen) = nullptr;
   int (*broadcast)(void *data, int64_t bytes, int root, char *err, int errlen) = nullptr;
   int (*barrier)(char *err, int errlen) = nullptr;
@@ -56,16 +60,105 @@ std::vector<std::string> candidates() {
 
 constexpr int kErrBytes = 512;
 
+/// Collectives run either on the calling thread (MPI_THREAD_FUNNELED, or
+/// NNCC_SYNC_COLLECTIVES=1) or, asynchronously, on one communication thread
+/// that takes started requests in order and makes the blocking MPI call for
+/// each. Why a thread and not MPI_Iallreduce: Open MPI 4.1 has no
+/// asynchronous progress ("OMPI progress: no" in ompi_info), so a
+/// non-blocking collective only advances inside MPI calls, which the thread
+/// running kernels does not make; the communication thread's blocking call
+/// drives it to completion while the kernels run (PyTorch's MPI process group
+/// does the same). Every MPI call goes through the thread, one at a time
+/// (MPI_THREAD_SERIALIZED), so the blocking calls keep their order with the
+/// started ones; only abort calls MPI directly.
 class MpiCommunicator final : public Communicator {
 public:
-  MpiCommunicator(const MpiSymbols &mpi, int rank, int size) : mpi_(mpi), rank_(rank), size_(size) {}
-  ~MpiCommunicator() override { mpi_.finalize(); }
+  MpiCommunicator(const MpiSymbols &mpi, int rank, int size, bool threaded)
+      : mpi_(mpi), rank_(rank), size_(size) {
+    if (threaded)
+      worker_ = std::thread([this] { serve(); });
+  }
+  ~MpiCommunicator() override {
+    if (worker_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+      }
+      wake_.notify_one();
+      worker_.join();
+    }
+    mpi_.finalize();
+  }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const char *backend() const override { return "mpi"; }
+  bool asynchronous() const override { return worker_.joinable(); }
 
   Status allReduceF32(float *data, int64_t count, bool mean) override {
+    if (onWorker())
+      return allReduceHere(data, count, mean);
+    CollectiveRequest r;
+    r.data = data;
+    r.count = count;
+    r.mean = mean;
+    return startAndWait(&r);
+  }
+  Status broadcast(void *data, int64_t bytes, int root) override {
+    if (onWorker()) {
+      char err[kErrBytes] = "";
+      return mpi_.broadcast(data, bytes, root, err, kErrBytes) ? failed(err) : Status::ok();
+    }
+    CollectiveRequest r;
+    r.op = CollectiveRequest::Op::Broadcast;
+    r.data = data;
+    r.count = bytes;
+    r.root = root;
+    return startAndWait(&r);
+  }
+  Status barrier() override {
+    if (onWorker()) {
+      char err[kErrBytes] = "";
+      return mpi_.barrier(err, kErrBytes) ? failed(err) : Status::ok();
+    }
+    CollectiveRequest r;
+    r.op = CollectiveRequest::Op::Barrier;
+    return startAndWait(&r);
+  }
+  void abort(int code) override { mpi_.abort(code); }
+
+  void start(CollectiveRequest *r) override {
+    if (!worker_.joinable()) {
+      Communicator::start(r);
+      return;
+    }
+    r->startNs = Profiler::now();
+    r->next = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      r->done = false;
+      (tail_ ? tail_->next : head_) = r;
+      tail_ = r;
+    }
+    wake_.notify_one();
+  }
+  Status wait(CollectiveRequest *r) override {
+    if (!worker_.joinable())
+      return r->status;
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [r] { return r->done; });
+    return r->status;
+  }
+
+private:
+  /// The blocking calls run the MPI call themselves on the worker (or
+  /// without one); elsewhere they queue behind the started collectives.
+  bool onWorker() const { return !worker_.joinable() || std::this_thread::get_id() == worker_.get_id(); }
+  Status startAndWait(CollectiveRequest *r) {
+    start(r);
+    return wait(r);
+  }
+  Status allReduceHere(float *data, int64_t count, bool mean) {
     char err[kErrBytes] = "";
     if (mpi_.allReduceSumF32(data, count, err, kErrBytes))
       return failed(err);
@@ -76,23 +169,45 @@ public:
     }
     return Status::ok();
   }
-  Status broadcast(void *data, int64_t bytes, int root) override {
-    char err[kErrBytes] = "";
-    return mpi_.broadcast(data, bytes, root, err, kErrBytes) ? failed(err) : Status::ok();
+  /// The communication thread: runs the started requests in order.
+  void serve() {
+    int32_t tid = Profiler::threadId();
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return head_ || stop_; });
+      if (!head_)
+        return; // stopped with nothing left
+      CollectiveRequest *r = head_;
+      head_ = r->next;
+      if (!head_)
+        tail_ = nullptr;
+      lock.unlock();
+      r->status = execute(*r);
+      r->doneNs = Profiler::now();
+      r->tid = tid;
+      lock.lock();
+      r->done = true;
+      done_.notify_all();
+    }
   }
-  void abort(int code) override { mpi_.abort(code); }
-  Status barrier() override {
-    char err[kErrBytes] = "";
-    return mpi_.barrier(err, kErrBytes) ? failed(err) : Status::ok();
-  }
-
-private:
   Status failed(const char *why) const {
     return error(NNCC_ERROR_INTERNAL, format("rank %d of %d (mpi): %s", rank_, size_, why));
   }
   MpiSymbols mpi_;
   int rank_, size_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  CollectiveRequest *head_ = nullptr, *tail_ = nullptr; // started, not yet taken
+  bool stop_ = false;
+  std::thread worker_;
 };
+
+/// NNCC_SYNC_COLLECTIVES=1 runs every collective on the session's thread,
+/// before start returns: the synchronous baseline (docs/distributed.md).
+bool syncRequested() {
+  const char *v = std::getenv("NNCC_SYNC_COLLECTIVES");
+  return v && std::strcmp(v, "1") == 0;
+}
 
 } // namespace
 
@@ -112,11 +227,11 @@ Status createMpiCommunicator(std::shared_ptr<Communicator> *out) {
     return error(NNCC_ERROR_UNAVAILABLE,
                  "no MPI backend found (" + tried +
                      "); build nncc with Open MPI (libopenmpi-dev) or set NNCC_MPI_LIBRARY");
-  int rank = 0, size = 0;
+  int rank = 0, size = 0, threaded = 0;
   char err[kErrBytes] = "";
-  if (mpi.init(&rank, &size, err, kErrBytes))
+  if (mpi.init(syncRequested() ? 0 : 1, &rank, &size, &threaded, err, kErrBytes))
     return error(NNCC_ERROR_UNAVAILABLE, std::string("cannot start MPI: ") + err);
-  auto comm = std::make_shared<MpiCommunicator>(mpi, rank, size);
+  auto comm = std::make_shared<MpiCommunicator>(mpi, rank, size, threaded != 0);
   world = comm;
   *out = comm;
   return Status::ok();

@@ -26,23 +26,31 @@ static int report(int code, const char *what, char *err, int errlen) {
   return 1;
 }
 
-/* MPI_Init_thread (once per process; FUNNELED: collectives come from the
- * thread that runs the session); errors on the world communicator are
+/* MPI_Init_thread (once per process). With `want_threads`, asks for
+ * MPI_THREAD_MULTIPLE and sets *threaded when MPI provides at least
+ * MPI_THREAD_SERIALIZED: the runtime then runs collectives on its
+ * communication thread, one MPI call at a time (only MPI_Abort may come from
+ * another thread while one runs). Otherwise FUNNELED: every call comes from
+ * the thread that runs the session. Errors on the world communicator are
  * returned instead of aborting, so the runtime can name them. */
-NNCC_MPI_EXPORT int nncc_mpi_init(int *rank, int *size, char *err, int errlen) {
+NNCC_MPI_EXPORT int nncc_mpi_init(int want_threads, int *rank, int *size, int *threaded, char *err,
+                                  int errlen) {
   /* The runtime opened this library (and so libmpi) RTLD_LOCAL; Open MPI's
    * plugins resolve libmpi's symbols globally, so promote it first. */
   Dl_info info;
   if (dladdr((void *)&MPI_Init_thread, &info) && info.dli_fname)
     dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-  int initialized = 0;
+  int initialized = 0, provided = MPI_THREAD_SINGLE;
   MPI_Initialized(&initialized);
   if (!initialized) {
-    int provided = 0;
-    if (report(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread", err, errlen))
+    int required = want_threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
+    if (report(MPI_Init_thread(NULL, NULL, required, &provided), "MPI_Init_thread", err, errlen))
       return 1;
     g_initialized_here = 1;
+  } else {
+    MPI_Query_thread(&provided); /* the program initialized MPI itself */
   }
+  *threaded = want_threads && provided >= MPI_THREAD_SERIALIZED;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   if (report(MPI_Comm_rank(MPI_COMM_WORLD, rank), "MPI_Comm_rank", err, errlen) ||
       report(MPI_Comm_size(MPI_COMM_WORLD, size), "MPI_Comm_size", err, errlen))

@@ -2,7 +2,7 @@
 """Data-parallel training over MPI on the CPU target (docs/distributed.md).
 
     /usr/bin/python3 test/e2e/distributed_test.py --nncc build/bin/nncc --nncc-run build/bin/nncc-run
-        [--work-dir DIR] [--mpirun mpirun]
+        --runtime build/lib/libnncc_runtime.so [--work-dir DIR] [--mpirun mpirun]
 
 The example MLP (and CNN, BatchNorm statistics frozen, and transformer, mse
 against a random target, its scalar constants frozen) compiled at a global
@@ -18,11 +18,19 @@ loads into the one-process module and gives its next loss; a dp:2 module
 outside mpirun is refused naming the world sizes; a rank whose run fails
 (a label out of range in its shard only) names itself and aborts the job;
 and when one rank is killed mid-run the job exits non-zero within 60 s,
-naming the lost rank.
+naming the lost rank. Overlap: the dp=2 MLP run with --profile, whose trace
+(check_trace.py: every step once per run, one communication span and one wait
+per collective step) must show the first bucket's all-reduce span overlapping
+a backward step that follows it in the plan in at least a quarter of the runs
+(all of them on an idle machine; on a loaded one the session's thread can
+lose its core while the reduction runs); the same run with
+NNCC_SYNC_COLLECTIVES=1 (collectives on the session's thread) gives the same
+losses and a trace in which it never does, so the check can fail.
 Exits 77 (reported by ctest as skipped) when mpirun is missing.
 Uses Debian's python3-onnx (run with /usr/bin/python3).
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -36,6 +44,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 from e2e_util import run, run_checks, work_folder  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "unit", "runtime"))
+import check_trace  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
@@ -110,6 +121,53 @@ def check_dp(setup, n):
     return ok, (f"{setup.name} dp={n}: {'ok' if ok else 'FAIL'}: {len(got)} losses, worst relative difference {rel:.2g} "
                 f"(loss {want[0]:.6f} -> {want[-1]:.6f}); 'training:' printed {headers}x; checkpoint at dp=1: "
                 f"next loss relative difference {next_rel:.2g}")
+
+
+def first_bucket_overlaps(events):
+    """Per run of train_step: whether the first collective step's communication span overlaps (in time)
+    a kernel, GEMM or copy step after it in the plan, before the step it was waited for at."""
+    runs = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("args", {}).get("entry") == "train_step" and e.get("cat") != "run":
+            runs.setdefault(e["args"]["run"], []).append(e)
+    result = {}
+    for r, evs in sorted(runs.items()):
+        comm = [e for e in evs if e["cat"] == "communication"]
+        first = min(comm, key=lambda e: e["args"]["step"])
+        c, before = first["args"]["step"], first["args"]["waited_before_step"]
+        begin, end = first["ts"], first["ts"] + first["dur"]
+        result[r] = any(e["cat"] in ("kernel", "gemm", "copy") and c < e["args"]["step"] < before
+                        and e["ts"] < end and e["ts"] + e["dur"] > begin for e in evs)
+    return result
+
+
+def check_overlap(setup, sync):
+    """dp=2 with --profile: the first bucket's all-reduce overlaps the backward steps after it (asynchronous,
+    in at least a quarter of the runs), or never does (NNCC_SYNC_COLLECTIVES=1); the losses are the one
+    process's either way."""
+    args, work, mode = setup.args, setup.work, "sync" if sync else "async"
+    out, trace = (os.path.join(work, f"{setup.name}-dp2-{mode}.{ext}") for ext in ("txt", "json"))
+    env = ["-x", "NNCC_SYNC_COLLECTIVES=1"] if sync else []
+    run(mpirun(args, 2) + env + [args.nncc_run, setup.module(2), "--train", "--data", setup.data, "--steps",
+                                 str(STEPS), "--lr", LR, "--threads", "1", "--loss-file", out, "--profile", trace],
+        f"mpirun -np 2 nncc-run --train --profile ({mode})")
+    got, want = losses(out), losses(setup.single_losses)[:STEPS]
+    rel = float(np.max(np.abs(got - want) / np.abs(want)))
+    problems = []
+    with open(trace) as f:
+        events = check_trace.check_format(json.load(f), problems)
+    steps = check_trace.plan_steps(args.runtime, setup.module(2), "train_step")
+    check_trace.check_steps(events, steps, "train_step", STEPS, problems)
+    overlaps = first_bucket_overlaps(events) if not problems else {}
+    n = sum(overlaps.values())
+    comm_tids = {e["tid"] for e in events if e.get("cat") == "communication"}
+    run_tids = {e["tid"] for e in events if e.get("cat") == "run"}
+    own_track = bool(comm_tids) and not comm_tids & run_tids
+    ok = not problems and len(got) == STEPS and rel <= 1e-5 and len(overlaps) == STEPS and \
+        (n == 0 and not own_track if sync else 4 * n >= STEPS and own_track)
+    return ok, (f"{setup.name} dp=2 {mode} --profile: {'ok' if ok else 'FAIL'}: the first bucket's all-reduce "
+                f"overlaps a later backward step in {n} of {len(overlaps)} runs; on its own thread: {own_track}; "
+                f"losses: worst relative difference {rel:.2g}; trace problems: {problems[:5]}")
 
 
 def check_world_refused(setup):
@@ -204,6 +262,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nncc", required=True)
     parser.add_argument("--nncc-run", required=True)
+    parser.add_argument("--runtime", required=True, help="libnncc_runtime.so (check_trace reads the plan with it)")
     parser.add_argument("--mpirun", default="mpirun")
     parser.add_argument("--work-dir")
     args = parser.parse_args()
@@ -221,6 +280,8 @@ def main():
     checks = [
         ("mlp dp=2", lambda: check_dp(mlp, 2)),
         ("mlp dp=4", lambda: check_dp(mlp, 4)),
+        ("overlap", lambda: check_overlap(mlp, sync=False)),
+        ("synchronous", lambda: check_overlap(mlp, sync=True)),
         ("cnn dp=2", lambda: check_dp(cnn, 2)),
         ("transformer dp=2", lambda: check_dp(transformer, 2)),
         ("transformer dp=4", lambda: check_dp(transformer, 4)),

@@ -14,6 +14,11 @@ nncc-run --profile) against the module that produced it.
   per run, in plan order, named after its ONNX nodes, with the step's kind as
   "cat" and the args kernel, nodes, bytes, device, chunks, run.
 - Each step lies inside its run's event ("cat": "run").
+- Each collective step has, per run, one "communication" event (its
+  all-reduce, from its start to its completion, on the thread that ran it)
+  that starts in its step and ends inside the run, and one "wait" event on
+  the run's thread, before the step the run waited for it at
+  (args.waited_before_step), not before the reduction's completion.
 Prints a one-line summary; exits 1 with the problems found otherwise.
 """
 import argparse
@@ -101,8 +106,16 @@ def check_steps(events, steps, entry, runs_expected, problems):
     runs = {e["args"]["run"]: e for e in events
             if e.get("ph") == "X" and e.get("cat") == "run" and e["args"].get("entry") == entry}
     by_run = defaultdict(list)
+    comm = defaultdict(dict)  # run -> step -> {"communication": event, "wait": event}
     for e in events:
-        if e.get("ph") == "X" and e.get("cat") != "run" and e.get("args", {}).get("entry") == entry:
+        if e.get("ph") != "X" or e.get("cat") == "run" or e.get("args", {}).get("entry") != entry:
+            continue
+        if e.get("cat") in ("communication", "wait"):
+            got = comm[e["args"]["run"]].setdefault(e["args"]["step"], {})
+            if e["cat"] in got:
+                problems.append(f"run {e['args']['run']} step {e['args']['step']}: two {e['cat']} events")
+            got[e["cat"]] = e
+        else:
             by_run[e["args"]["run"]].append(e)
     if runs_expected is not None and len(runs) != runs_expected:
         problems.append(f"{len(runs)} run events of '{entry}', expected {runs_expected}")
@@ -138,9 +151,40 @@ def check_steps(events, steps, entry, runs_expected, problems):
             if e["ts"] < run["ts"] - 1e-3 or \
                     e["ts"] + e["dur"] > run["ts"] + run["dur"] + 2e-3:
                 problems.append(f"run {r} step {a['step']}: outside its run's slice")
+        check_collectives(r, run, got, steps, comm.get(r, {}), problems)
         if len(problems) > 20:
             break
     return len(runs)
+
+
+def check_collectives(r, run, got, steps, comm, problems):
+    """The communication and wait events of run `r` against its step events `got` (plan order)."""
+    collective = [i for i, s in enumerate(steps) if s["kind"] == "collective"]
+    if sorted(comm) != collective:
+        problems.append(f"run {r}: communication/wait events for steps {sorted(comm)}, "
+                        f"the collective steps are {collective}")
+        return
+    for i in collective:
+        c, w = comm[i].get("communication"), comm[i].get("wait")
+        if not c or not w:
+            problems.append(f"run {r} step {i}: no {'communication' if not c else 'wait'} event")
+            continue
+        step, before = got[i], c["args"].get("waited_before_step")
+        if not isinstance(before, int) or not i < before <= len(steps) or w["args"].get("waited_before_step") != before:
+            problems.append(f"run {r} step {i}: waited before step {before!r}")
+            continue
+        if w.get("tid") != run.get("tid"):
+            problems.append(f"run {r} step {i}: the wait is not on the run's thread")
+        # Started inside its step; completed before the wait returned; waited
+        # for after the step before the one it was waited before, and inside the run.
+        ends = lambda e: e["ts"] + e["dur"]  # noqa: E731
+        after = got[before - 1]
+        if not step["ts"] - 1e-3 <= c["ts"] <= ends(step) + 1e-3:
+            problems.append(f"run {r} step {i}: communication starts outside its step")
+        if ends(c) > ends(w) + 2e-3 or w["ts"] < ends(after) - 1e-3 or ends(w) > ends(run) + 2e-3 or \
+                (before < len(steps) and ends(w) > got[before]["ts"] + 1e-3):
+            problems.append(f"run {r} step {i}: communication/wait out of order with steps {before - 1}..{before} "
+                            f"and the run")
 
 
 def main():

@@ -1,0 +1,42 @@
+//===- CollectiveSchedule.h - where a run waits for its collectives -------===//
+//
+// A session starts a collective step's reduction at the step and waits for
+// it, unpacking the result into the step's outputs, only before the first
+// later step that touches any byte of those outputs (or at the end of the
+// run), so the reduction overlaps the steps in between. The plan needs no
+// wait steps for this (nor a new module ABI): its buffer references say which
+// steps touch what, and the memory planner keeps a value's bytes to itself
+// from the step that defines it to its last reader, so no step in between
+// reuses them. The inputs are free once packed into the staging buffer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NNCC_RUNTIME_DIST_COLLECTIVESCHEDULE_H
+#define NNCC_RUNTIME_DIST_COLLECTIVESCHEDULE_H
+
+#include "nncc/module_abi.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace nncc::rt {
+
+/// Where an entry's collective steps stage and wait, found once when a
+/// session is created.
+struct CollectiveSchedule {
+  /// Per step: its byte offset into the staging buffer and its slot (0, 1,
+  /// ... in step order; -1 for other steps), the request a session keeps.
+  std::vector<int64_t> stagingOffset;
+  std::vector<int32_t> slot;
+  /// The collective steps to wait for before step s are
+  /// waits[waitsBegin[s], waitsBegin[s + 1]); s = the step count: at the end.
+  std::vector<int32_t> waitsBegin, waits;
+  int64_t stagingBytes = 0;
+  int32_t collectives = 0;
+};
+
+/// The schedule of `entry`'s collective steps (verified).
+CollectiveSchedule scheduleCollectives(const nncc_entry &entry);
+
+} // namespace nncc::rt
+
+#endif // NNCC_RUNTIME_DIST_COLLECTIVESCHEDULE_H
