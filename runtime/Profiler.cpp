@@ -265,7 +265,7 @@ void Profiler::writeEvent(const Record &r) {
     line_ += head;
   } else {
     // The collective's name; its own category.
-    const nncc_step &st = module_->abi().entries[r.entry].steps[r.step];
+    const nncc_step &st = plan_->entries[r.entry].steps[r.step];
     std::string name = st.name && *st.name ? st.name : "collective";
     if (r.kind == Record::Wait)
       name = "wait for " + name;
