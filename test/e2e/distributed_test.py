@@ -155,8 +155,9 @@ def check_overlap(setup, sync):
     rel = float(np.max(np.abs(got - want) / np.abs(want)))
     problems = []
     with open(trace) as f:
-        events = check_trace.check_format(json.load(f), problems)
-    steps = check_trace.plan_steps(args.runtime, setup.module(2), "train_step")
+        doc = json.load(f)
+    events = check_trace.check_format(doc, problems)
+    steps = check_trace.plan_steps(args.runtime, setup.module(2), "train_step", doc["otherData"]["plan"])
     check_trace.check_steps(events, steps, "train_step", STEPS, problems)
     overlaps = first_bucket_overlaps(events) if not problems else {}
     n = sum(overlaps.values())
