@@ -122,13 +122,31 @@ func.func @conv_transpose(%x: tensor<2x4x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: 
 
 // -----
 
-// Grouped transposed convolutions stay loop kernels.
+// A grouped transposed convolution of one image: one GEMM batched over the
+// groups (group g's [C/g, M/g*K] weights against its [C/g, P_in] channels),
+// whose results, group after group, are the output channels in order.
 // CHECK-LABEL: func.func @conv_transpose_grouped
-// CHECK-NEXT: nn.conv_transpose
+// CHECK: %[[X:.*]] = exec.view %arg0 : tensor<1x4x8x8xf32> -> tensor<2x2x64xf32>
+// CHECK: %[[W:.*]] = exec.view %arg1 : tensor<4x1x3x3xf32> -> tensor<2x2x9xf32>
+// CHECK: %[[G:.*]] = exec.gemm %[[W]], %[[X]] {{{.*}}trans_a = true, trans_b = false} : (tensor<2x2x9xf32>, tensor<2x2x64xf32>) -> tensor<2x9x64xf32>
+// CHECK: %[[COL:.*]] = exec.view %[[G]] : tensor<2x9x64xf32> -> tensor<1x2x3x3x8x8xf32>
+// CHECK: exec.launch @k0_col2im(%[[COL]])
 
 func.func @conv_transpose_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x2x10x10xf32> {
   %0 = nn.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x2x10x10xf32>
   return %0 : tensor<1x2x10x10xf32>
+}
+
+// -----
+
+// Grouped ones of several images stay loop kernels: one GEMM step's single
+// batch stride cannot walk images x groups.
+// CHECK-LABEL: func.func @conv_transpose_grouped_batch
+// CHECK-NEXT: nn.conv_transpose
+
+func.func @conv_transpose_grouped_batch(%x: tensor<2x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<2x2x10x10xf32> {
+  %0 = nn.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<2x2x10x10xf32>
+  return %0 : tensor<2x2x10x10xf32>
 }
 
 // -----
