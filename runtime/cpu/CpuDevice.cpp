@@ -76,7 +76,7 @@ private:
   std::vector<int64_t> stateOffset_;
   int64_t allocated_ = 0;
   std::vector<StepArgs<void *>> stepArgs_; // per entry
-  CpuGemm gemm_; // f32 scratch of the f16/bf16/epilogue GEMMs
+  CpuGemm gemm_; // packed weights, f32 scratch of the f16/bf16/epilogue GEMMs
   std::vector<int32_t> flags_; // the run's check flags, read back
   std::shared_ptr<Communicator> comm_; // collective steps run over it
   std::vector<float> staging_;         // one bucket of a collective step, packed
@@ -111,7 +111,6 @@ Status CpuSession::init() {
   }
 
   NNCC_RETURN_IF_ERROR(initState());
-  gemm_.reserve(plan_);
   staging_.resize(static_cast<size_t>(collectiveStagingFloats(plan_)));
 
   auto *arena = static_cast<uint8_t *>(arena_);
@@ -129,6 +128,9 @@ Status CpuSession::init() {
           return base ? base + offset : nullptr;
         },
         &stepArgs_[e]);
+  // After the weights are resolved: GEMMs on the own kernel pack their B
+  // here, once, so that runs do not.
+  allocated_ += gemm_.reserve(plan_, stepArgs_, pool_.threads());
   return Status::ok();
 }
 
