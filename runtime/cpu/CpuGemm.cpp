@@ -101,10 +101,12 @@ void runEpilogueChunk(void *context, int64_t chunk) {
 /// the own kernel needs f32 throughout, K >= 1 (K = 0 is only the epilogue)
 /// and a B that is a module weight, so that B is packed once per session,
 /// never per run. Everything else (f16/bf16, B computed by the model) runs
-/// on the BLAS, which packs B on every call anyway.
+/// on the BLAS, which packs B on every call anyway. One-row products stay
+/// on the BLAS's sgemv too: with no row to reuse a packed B for, they only
+/// stream B, which sgemv does where it lies, without a packed copy.
 bool ownKernelFits(const nncc_step &st, const GemmParams &g) {
   return g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32 && g.dtypeC == NNCC_DTYPE_F32 &&
-         g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0 && st.args[1].kind == NNCC_BUFFER_WEIGHT;
+         g.batch > 0 && g.m > 1 && g.n > 0 && g.k > 0 && st.args[1].kind == NNCC_BUFFER_WEIGHT;
 }
 
 int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {

@@ -78,21 +78,42 @@ NNCC_AVX2 void finish(const SgemmTile &t, __m256 acc, float *c, const float *bia
   _mm256_maskstore_ps(c, mask, v);
 }
 
-template <int R> NNCC_AVX2_FN void tile(const SgemmTile &t) {
-  __m256 acc[R][2];
+/// One k step of R rows into acc (a: the step's mr values, b: its nr).
+template <int R> NNCC_AVX2 void step(__m256 (&acc)[R][2], const float *a, const float *b) {
+  __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
 #pragma GCC unroll 6
-  for (int i = 0; i < R; ++i)
-    acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (int i = 0; i < R; ++i) {
+    __m256 ai = _mm256_broadcast_ss(a + i);
+    acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+    acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+  }
+}
+
+template <int R> NNCC_AVX2_FN void tile(const SgemmTile &t) {
+  // Two pipelined FMA units with 4 cycles of latency need 8 independent
+  // sums: fewer than 4 rows split K over U sets of accumulators.
+  constexpr int U = R == 1 ? 4 : R <= 3 ? 2 : 1;
+  __m256 acc[U][R][2];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u)
+#pragma GCC unroll 6
+    for (int i = 0; i < R; ++i)
+      acc[u][i][0] = acc[u][i][1] = _mm256_setzero_ps();
   const float *a = t.a, *b = t.b;
-  for (int64_t p = 0; p < t.kc; ++p, a += kMr, b += kNr) {
-    __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+  int64_t p = 0;
+  for (; p + U <= t.kc; p += U, a += U * kMr, b += U * kNr)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u)
+      step<R>(acc[u], a + u * kMr, b + u * kNr);
+  for (; p < t.kc; ++p, a += kMr, b += kNr)
+    step<R>(acc[0], a, b);
+#pragma GCC unroll 4
+  for (int u = 1; u < U; ++u)
 #pragma GCC unroll 6
     for (int i = 0; i < R; ++i) {
-      __m256 ai = _mm256_broadcast_ss(a + i);
-      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+      acc[0][i][0] = _mm256_add_ps(acc[0][i][0], acc[u][i][0]);
+      acc[0][i][1] = _mm256_add_ps(acc[0][i][1], acc[u][i][1]);
     }
-  }
   int c0 = t.cols < 8 ? t.cols : 8, c1 = t.cols - c0;
   __m256i m0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(kMaskTable + 8 - c0));
   __m256i m1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(kMaskTable + 8 - c1));
@@ -100,9 +121,9 @@ template <int R> NNCC_AVX2_FN void tile(const SgemmTile &t) {
 #pragma GCC unroll 6
   for (int i = 0; i < R; ++i) {
     float *c = t.c + i * t.ldc;
-    finish(t, acc[i][0], c, t.bias, m0);
+    finish(t, acc[0][i][0], c, t.bias, m0);
     if (c1 > 0)
-      finish(t, acc[i][1], c + 8, bias1, m1);
+      finish(t, acc[0][i][1], c + 8, bias1, m1);
   }
 }
 

@@ -86,11 +86,27 @@ NNCC_AVX512 void finish(const SgemmTile &t, __m512 acc, float *c, const float *b
   _mm512_mask_storeu_ps(c, mask, v);
 }
 
-template <int R> NNCC_AVX512_FN void tile(const SgemmTile &t) {
-  __m512 acc[R][2];
+/// One k step of R rows into acc (a: the step's mr values, b: its nr).
+template <int R> NNCC_AVX512 void step(__m512 (&acc)[R][2], const float *a, const float *b) {
+  __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
 #pragma GCC unroll 14
-  for (int i = 0; i < R; ++i)
-    acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int i = 0; i < R; ++i) {
+    __m512 ai = _mm512_set1_ps(a[i]);
+    acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+    acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+  }
+}
+
+template <int R> NNCC_AVX512_FN void tile(const SgemmTile &t) {
+  // Two pipelined FMA units with 4 cycles of latency need 8 independent
+  // sums: fewer than 4 rows split K over U sets of accumulators.
+  constexpr int U = R == 1 ? 4 : R <= 3 ? 2 : 1;
+  __m512 acc[U][R][2];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u)
+#pragma GCC unroll 14
+    for (int i = 0; i < R; ++i)
+      acc[u][i][0] = acc[u][i][1] = _mm512_setzero_ps();
   // C is read only after the K loop: ask for its lines now, so that a C
   // that left the cache (a large M) arrives while the loop runs.
 #pragma GCC unroll 14
@@ -99,24 +115,29 @@ template <int R> NNCC_AVX512_FN void tile(const SgemmTile &t) {
     _mm_prefetch(reinterpret_cast<const char *>(t.c + i * t.ldc + 31), _MM_HINT_T0);
   }
   const float *a = t.a, *b = t.b;
-  for (int64_t p = 0; p < t.kc; ++p, a += kMr, b += kNr) {
-    __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+  int64_t p = 0;
+  for (; p + U <= t.kc; p += U, a += U * kMr, b += U * kNr)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u)
+      step<R>(acc[u], a + u * kMr, b + u * kNr);
+  for (; p < t.kc; ++p, a += kMr, b += kNr)
+    step<R>(acc[0], a, b);
+#pragma GCC unroll 4
+  for (int u = 1; u < U; ++u)
 #pragma GCC unroll 14
     for (int i = 0; i < R; ++i) {
-      __m512 ai = _mm512_set1_ps(a[i]);
-      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+      acc[0][i][0] = _mm512_add_ps(acc[0][i][0], acc[u][i][0]);
+      acc[0][i][1] = _mm512_add_ps(acc[0][i][1], acc[u][i][1]);
     }
-  }
   int c0 = t.cols < 16 ? t.cols : 16, c1 = t.cols - c0;
   __mmask16 m0 = static_cast<__mmask16>((1u << c0) - 1), m1 = static_cast<__mmask16>((1u << c1) - 1);
   const float *bias1 = t.bias ? t.bias + 16 : nullptr;
 #pragma GCC unroll 14
   for (int i = 0; i < R; ++i) {
     float *c = t.c + i * t.ldc;
-    finish(t, acc[i][0], c, t.bias, m0);
+    finish(t, acc[0][i][0], c, t.bias, m0);
     if (m1)
-      finish(t, acc[i][1], c + 16, bias1, m1);
+      finish(t, acc[0][i][1], c + 16, bias1, m1);
   }
 }
 
