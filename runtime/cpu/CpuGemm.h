@@ -42,11 +42,6 @@ public:
   /// pool.
   Status run(const nncc_step &step, void *const *args, ThreadPool &pool);
 
-  /// Whether `step` runs on the runtime's own kernel (else the BLAS).
-  bool usesOwnKernel(const nncc_step &step) const { return packed_.count(&step) != 0; }
-  /// The kernel family this session's own GEMMs use, or null (BLAS only).
-  const SgemmKernel *kernel() const { return kernel_; }
-
 private:
   /// A step's B, packed once: one copy per batch (one when B broadcasts).
   struct PackedB {
