@@ -82,7 +82,7 @@ private:
   std::vector<int64_t> stateOffset_;
   int64_t allocated_ = 0;
   std::vector<StepArgs<void *>> stepArgs_; // per entry
-  CpuGemm gemm_; // f32 scratch of the f16/bf16/epilogue GEMMs
+  CpuGemm gemm_; // packed weights, f32 scratch of the f16/bf16/epilogue GEMMs
   std::vector<int32_t> flags_; // the run's check flags, read back
   std::shared_ptr<Communicator> comm_; // collective steps run over it
   std::vector<CollectiveSchedule> collectives_; // per entry
@@ -120,7 +120,6 @@ Status CpuSession::init() {
   }
 
   NNCC_RETURN_IF_ERROR(initState());
-  gemm_.reserve(plan_);
   int64_t stagingBytes = 0;
   size_t slots = 0;
   for (int32_t e = 0; e < plan_.num_entries; ++e) {
@@ -147,6 +146,9 @@ Status CpuSession::init() {
           return base ? base + offset : nullptr;
         },
         &stepArgs_[e]);
+  // After the weights are resolved: GEMMs on the own kernel pack their B
+  // here, once, so that runs do not.
+  allocated_ += gemm_.reserve(plan_, stepArgs_, pool_.threads());
   return Status::ok();
 }
 

@@ -96,6 +96,19 @@ void runEpilogueChunk(void *context, int64_t chunk) {
   }
 }
 
+/// The choice between the runtime's own kernel and the BLAS, by what the
+/// step is rather than by timings of one machine (docs/performance.md):
+/// the own kernel needs f32 throughout, K >= 1 (K = 0 is only the epilogue)
+/// and a B that is a module weight, so that B is packed once per session,
+/// never per run. Everything else (f16/bf16, B computed by the model) runs
+/// on the BLAS, which packs B on every call anyway. One-row products stay
+/// on the BLAS's sgemv too: with no row to reuse a packed B for, they only
+/// stream B, which sgemv does where it lies, without a packed copy.
+bool ownKernelFits(const nncc_step &st, const GemmParams &g) {
+  return g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32 && g.dtypeC == NNCC_DTYPE_F32 &&
+         g.batch > 0 && g.m > 1 && g.n > 0 && g.k > 0 && st.args[1].kind == NNCC_BUFFER_WEIGHT;
+}
+
 int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
   int64_t n = 0;
   matrixSpan(g.batch, rows, cols, ld, stride, &n); // verified at load: no overflow
@@ -104,8 +117,11 @@ int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_
 
 } // namespace
 
-void CpuGemm::reserve(const nncc_plan &plan) {
-  size_t a = 0, b = 0, c = 0, bias = 0;
+int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &args,
+                         int threads) {
+  kernel_ = sgemmKernelFor();
+  int64_t bytes = 0;
+  size_t a = 0, b = 0, c = 0, bias = 0, aPacked = 0;
   for (int32_t e = 0; e < plan.num_entries; ++e) {
     const nncc_entry &entry = plan.entries[e];
     for (int32_t s = 0; s < entry.num_steps; ++s) {
@@ -113,6 +129,19 @@ void CpuGemm::reserve(const nncc_plan &plan) {
       if (st.kind != NNCC_STEP_GEMM)
         continue;
       GemmParams g = decodeGemm(st);
+      if (kernel_ && ownKernelFits(st, g)) {
+        // One packed copy per batch, or one for all when B broadcasts.
+        const float *src = static_cast<const float *>(args[e].of(s)[1]);
+        int64_t copies = g.strideB == 0 ? 1 : g.batch;
+        PackedB packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.n)};
+        packed.data = allocFloats(packed.perBatch * copies);
+        for (int64_t i = 0; i < copies; ++i)
+          packB(*kernel_, src + i * g.strideB, g.ldb, g.transB, g.k, g.n,
+                packed.data.get() + i * packed.perBatch);
+        bytes += static_cast<int64_t>(packed.perBatch * copies * sizeof(float));
+        packed_.emplace(&st, std::move(packed));
+        aPacked = std::max(aPacked, sgemmScratchFloats(*kernel_, g.m, g.k));
+      }
       if (g.dtypeA != NNCC_DTYPE_F32)
         a = std::max<size_t>(a, span(g, g.aRows(), g.aCols(), g.lda, g.strideA));
       if (g.dtypeB != NNCC_DTYPE_F32)
@@ -128,9 +157,34 @@ void CpuGemm::reserve(const nncc_plan &plan) {
   b_.resize(b);
   c_.resize(c);
   bias_.resize(bias);
+  if (aPacked > 0) {
+    size_t floats = static_cast<size_t>(sgemmTasks(threads)) * aPacked;
+    scratch_ = allocFloats(floats);
+    bytes += static_cast<int64_t>(floats * sizeof(float));
+  }
+  return bytes + static_cast<int64_t>((a + b + c + bias) * sizeof(float));
+}
+
+void CpuGemm::runOwn(const GemmParams &g, const PackedB &b, void *const *args, ThreadPool &pool) {
+  const auto *a = static_cast<const float *>(args[0]);
+  auto *c = static_cast<float *>(args[2]);
+  const float *bias = g.hasBias ? static_cast<const float *>(args[3]) : nullptr;
+  for (int64_t i = 0; i < g.batch; ++i) {
+    SgemmCall call{g.m,     g.n,     g.k,     a + i * g.strideA,
+                   g.lda,   g.transA, b.data.get() + (g.strideB == 0 ? 0 : i * b.perBatch),
+                   c + i * g.strideC, g.ldc, g.alpha, g.beta, bias, static_cast<int>(g.activation)};
+    sgemmPacked(*kernel_, call, scratch_.get(), pool);
+  }
 }
 
 Status CpuGemm::run(const nncc_step &step, void *const *args, ThreadPool &pool) {
+  if (!packed_.empty()) {
+    auto own = packed_.find(&step);
+    if (own != packed_.end()) {
+      runOwn(decodeGemm(step), own->second, args, pool);
+      return Status::ok();
+    }
+  }
   const Blas *blas = nullptr;
   NNCC_RETURN_IF_ERROR(Blas::get(&blas));
   blas->setThreads(pool.threads());

@@ -7,15 +7,23 @@
 // rounds C to its dtype (nearest even), as NNCC_STEP_GEMM specifies.
 // allow_tf32 means nothing on a CPU and is ignored.
 //
+// f32 GEMMs whose B is a module weight run on the runtime's own kernels
+// instead (Sgemm.h) when the CPU has AVX2+FMA or AVX-512: B is packed once
+// when the session is created, and the bias and activation are applied in
+// registers before C is stored (docs/performance.md, "CPU GEMM").
+//
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_RUNTIME_CPU_CPUGEMM_H
 #define NNCC_RUNTIME_CPU_CPUGEMM_H
 
 #include "../GemmParams.h"
 #include "../Module.h"
+#include "../StepArgs.h"
 #include "Blas.h"
+#include "Sgemm.h"
 #include "ThreadPool.h"
 
+#include <unordered_map>
 #include <vector>
 
 namespace nncc::rt {
@@ -23,8 +31,11 @@ namespace nncc::rt {
 class CpuGemm {
 public:
   /// Sizes the f32 scratch for the largest GEMM step of `plan` that needs
-  /// it, so running allocates nothing.
-  void reserve(const nncc_plan &plan);
+  /// it, so running allocates nothing, and packs the B operand of every
+  /// step that runs on the runtime's own kernel; `args` are the steps'
+  /// resolved arguments (weights resolved), per entry. Returns the bytes
+  /// allocated.
+  int64_t reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &args, int threads);
 
   /// Runs one GEMM step; args are its resolved buffer pointers. The BLAS
   /// uses pool.threads() threads of its own; the epilogue pass runs on the
@@ -32,7 +43,17 @@ public:
   Status run(const nncc_step &step, void *const *args, ThreadPool &pool);
 
 private:
+  /// A step's B, packed once: one copy per batch (one when B broadcasts).
+  struct PackedB {
+    AlignedFloats data;
+    size_t perBatch;
+  };
+  void runOwn(const GemmParams &g, const PackedB &b, void *const *args, ThreadPool &pool);
+
   std::vector<float> a_, b_, c_, bias_;
+  const SgemmKernel *kernel_ = nullptr;
+  std::unordered_map<const nncc_step *, PackedB> packed_;
+  AlignedFloats scratch_; // packed A, sgemmTasks(threads) pieces
 };
 
 } // namespace nncc::rt

@@ -53,7 +53,7 @@ TEST(CppApi, RunReturnsOutputsByName) {
   nncc::Module m = nncc::Module::load(FIXTURE_OK_SO);
   nncc::Session s(m, nncc::Device::best(), {2});
   EXPECT_EQ(s.threads(), 2);
-  EXPECT_EQ(s.allocatedBytes(), 512);
+  EXPECT_EQ(s.allocatedBytes(), fixtureSessionBytes(2));
   std::vector<float> x = makeX(4);
   nncc::Tensor xt = nncc::Tensor::wrap(x.data(), nncc::DType::f32, {16, 8});
   EXPECT_EQ(xt.data(), x.data()); // wrapped, not copied

@@ -64,7 +64,8 @@ TEST_F(NnccRun, CompareAndBench) {
                      dir_);
   EXPECT_EQ(r.exitCode, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("entry 'forward' on cpu, 2 threads"));
-  EXPECT_THAT(r.output, HasSubstr("allocated 512 bytes on cpu"));
+  EXPECT_THAT(r.output, HasSubstr("allocated " + std::to_string(fixtureSessionBytes(2)) +
+                                  " bytes on cpu"));
   EXPECT_THAT(r.output, HasSubstr("output 0 'y' f32[16,4]: ok"));
   EXPECT_THAT(r.output, HasSubstr("output 1 'y_copy' f32[16,4]: ok"));
   EXPECT_THAT(r.output, ::testing::ContainsRegex("median [0-9.]+ ms \\(min [0-9.]+ ms, max [0-9.]+ "

@@ -1,6 +1,8 @@
 //===- TestUtil.cpp -------------------------------------------------------===//
 #include "TestUtil.h"
 
+#include "../../../runtime/cpu/Sgemm.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -62,6 +64,16 @@ std::vector<float> makeX(int seed) {
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = static_cast<float>((i * 7 + static_cast<size_t>(seed) * 13) % 32) / 16.0f - 1.0f;
   return x;
+}
+
+int64_t fixtureSessionBytes(int threads) {
+  const nncc::rt::SgemmKernel *kern = nncc::rt::sgemmKernelFor();
+  if (!kern)
+    return 512;
+  // The GEMM: 2 batches of 8 x 4 x 8, B broadcast (packed once).
+  size_t floats = nncc::rt::packedBFloats(*kern, 8, FIXTURE_N) +
+                  nncc::rt::sgemmTasks(threads) * nncc::rt::sgemmScratchFloats(*kern, 8, 8);
+  return 512 + static_cast<int64_t>(floats * sizeof(float));
 }
 
 std::vector<float> referenceForward(const std::vector<float> &x) {

@@ -26,6 +26,11 @@ std::vector<float> makeX(int seed);
 /// y = (relu(x + w)) * m, computed here independently of the module.
 std::vector<float> referenceForward(const std::vector<float> &x);
 
+/// Bytes a cpu session of the fixture allocates: its 512-byte arena, plus,
+/// where this CPU runs the runtime's own GEMM kernel, the GEMM's B (a
+/// weight) packed once and the packed-A scratch of `threads` threads.
+int64_t fixtureSessionBytes(int threads);
+
 struct ModuleRelease {
   void operator()(nncc_module_handle *m) const { nncc_module_release(m); }
 };

@@ -1,0 +1,168 @@
+//===- Sgemm.cpp - packing and blocking around the micro-kernels ----------===//
+#include "Sgemm.h"
+
+#include "CpuFeatures.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+namespace nncc::rt {
+
+const SgemmKernel *sgemmKernelFor() {
+#if defined(__x86_64__)
+  if (missingCpuFeatures("avx512f").empty())
+    return &sgemmKernelAvx512();
+  if (missingCpuFeatures("avx2,fma").empty())
+    return &sgemmKernelAvx2();
+#endif
+  return nullptr;
+}
+
+void AlignedFree::operator()(float *p) const { std::free(p); }
+
+AlignedFloats allocFloats(size_t n) {
+  if (n == 0)
+    return AlignedFloats();
+  size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+  auto *p = static_cast<float *>(std::aligned_alloc(64, bytes));
+  if (!p)
+    throw std::bad_alloc();
+  return AlignedFloats(p);
+}
+
+size_t packedBFloats(const SgemmKernel &kern, int64_t k, int64_t n) {
+  int64_t padded = (n + kern.nr - 1) / kern.nr * kern.nr;
+  return static_cast<size_t>(k * padded);
+}
+
+void packB(const SgemmKernel &kern, const float *b, int64_t ldb, bool transB, int64_t k,
+           int64_t n, float *dst) {
+  const int64_t nr = kern.nr, padded = (n + nr - 1) / nr * nr;
+  for (int64_t pc = 0; pc < k; pc += kSgemmKc) {
+    int64_t kc = std::min(kSgemmKc, k - pc);
+    for (int64_t j0 = 0; j0 < padded; j0 += nr) {
+      // Block (pc, j0) starts after pc full rows and j0 / nr earlier panels.
+      float *out = dst + pc * padded + j0 * kc;
+      int64_t cols = std::min(nr, n - j0);
+      for (int64_t p = 0; p < kc; ++p, out += nr) {
+        for (int64_t j = 0; j < cols; ++j)
+          out[j] = transB ? b[(j0 + j) * ldb + pc + p] : b[(pc + p) * ldb + j0 + j];
+        for (int64_t j = cols; j < nr; ++j)
+          out[j] = 0;
+      }
+    }
+  }
+}
+
+namespace {
+
+/// Packs rows [i0, i0 + mc) x K columns [pc, pc + kc) of op(A) into panels
+/// of mr rows, each kc x mr (k-major), rows past mc zero.
+void packA(const SgemmCall &g, int mr, int64_t i0, int64_t mc, int64_t pc, int64_t kc,
+           float *dst) {
+  for (int64_t ip = 0; ip < mc; ip += mr, dst += kc * mr) {
+    int64_t rows = std::min<int64_t>(mr, mc - ip);
+    if (g.transA) { // op(A)(i, p) = a[p * lda + i]: rows of a panel are contiguous
+      for (int64_t p = 0; p < kc; ++p) {
+        const float *src = g.a + (pc + p) * g.lda + i0 + ip;
+        float *out = dst + p * mr;
+        for (int64_t r = 0; r < rows; ++r)
+          out[r] = src[r];
+        for (int64_t r = rows; r < mr; ++r)
+          out[r] = 0;
+      }
+      continue;
+    }
+    for (int64_t r = 0; r < rows; ++r) { // read each row of A contiguously
+      const float *src = g.a + (i0 + ip + r) * g.lda + pc;
+      for (int64_t p = 0; p < kc; ++p)
+        dst[p * mr + r] = src[p];
+    }
+    for (int64_t r = rows; r < mr; ++r)
+      for (int64_t p = 0; p < kc; ++p)
+        dst[p * mr + r] = 0;
+  }
+}
+
+struct SgemmJob {
+  const SgemmKernel *kern;
+  const SgemmCall *g;
+  float *scratch;
+  int64_t tasks;
+  bool splitRows; // tasks split the M blocks (else the N panels)
+};
+
+/// One task: M blocks [mb0, mb1) x N panels [jp0, jp1), all of K.
+void runTask(void *context, int64_t task) {
+  const SgemmJob &job = *static_cast<const SgemmJob *>(context);
+  const SgemmKernel &kern = *job.kern;
+  const SgemmCall &g = *job.g;
+  const int64_t mr = kern.mr, nr = kern.nr, mc = kern.mc;
+  const int64_t mBlocks = (g.m + mc - 1) / mc, nPanels = (g.n + nr - 1) / nr;
+  const int64_t padded = nPanels * nr;
+  int64_t mb0 = 0, mb1 = mBlocks, jp0 = 0, jp1 = nPanels;
+  if (job.splitRows) {
+    mb0 = mBlocks * task / job.tasks;
+    mb1 = mBlocks * (task + 1) / job.tasks;
+  } else {
+    jp0 = nPanels * task / job.tasks;
+    jp1 = nPanels * (task + 1) / job.tasks;
+  }
+  float *aPacked = job.scratch + task * static_cast<int64_t>(sgemmScratchFloats(kern, g.m, g.k));
+  SgemmTile t{};
+  t.alpha = g.alpha;
+  t.beta = g.beta;
+  t.activation = g.activation;
+  t.ldc = g.ldc;
+  for (int64_t pc = 0; pc < g.k; pc += kSgemmKc) {
+    int64_t kc = std::min(kSgemmKc, g.k - pc);
+    t.kc = kc;
+    t.first = pc == 0;
+    t.last = pc + kc == g.k;
+    for (int64_t mb = mb0; mb < mb1; ++mb) {
+      int64_t i0 = mb * mc, rows = std::min(mc, g.m - i0);
+      packA(g, kern.mr, i0, rows, pc, kc, aPacked);
+      for (int64_t jp = jp0; jp < jp1; ++jp) {
+        int64_t j0 = jp * nr;
+        t.b = g.packedB + pc * padded + j0 * kc;
+        t.cols = static_cast<int>(std::min(nr, g.n - j0));
+        t.bias = g.bias ? g.bias + j0 : nullptr;
+        for (int64_t ip = 0; ip < rows; ip += mr) {
+          t.rows = static_cast<int>(std::min(mr, rows - ip));
+          t.a = aPacked + ip * kc;
+          t.c = g.c + (i0 + ip) * g.ldc + j0;
+          kern.tile[t.rows](t);
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+size_t sgemmScratchFloats(const SgemmKernel &kern, int64_t m, int64_t k) {
+  int64_t rows = std::min(kern.mc, (m + kern.mr - 1) / kern.mr * kern.mr);
+  return static_cast<size_t>(rows * std::min(kSgemmKc, k));
+}
+
+int sgemmTasks(int threads) { return std::max(threads, 1); }
+
+void sgemmPacked(const SgemmKernel &kern, const SgemmCall &call, float *scratch, ThreadPool &pool) {
+  const int64_t mBlocks = (call.m + kern.mc - 1) / kern.mc;
+  const int64_t nPanels = (call.n + kern.nr - 1) / kern.nr;
+  // Whole M blocks per thread when there are enough (each packs only its
+  // own rows of A), else N panels (each thread packs all of A once).
+  SgemmJob job{&kern, &call, scratch, 1, true};
+  int threads = pool.threads();
+  if (threads > 1) {
+    job.splitRows = mBlocks >= threads;
+    job.tasks = std::min<int64_t>(threads, job.splitRows ? mBlocks : nPanels);
+  }
+  if (job.tasks <= 1)
+    runTask(&job, 0);
+  else
+    pool.parallelFor(job.tasks, runTask, &job);
+}
+
+} // namespace nncc::rt

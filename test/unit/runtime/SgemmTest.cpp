@@ -1,0 +1,178 @@
+//===- SgemmTest.cpp - the runtime's own packed-B SGEMM kernels -----------===//
+//
+// Each micro-kernel family this machine can run (AVX-512 and AVX2+FMA on an
+// AVX-512 machine), called directly, against a float64 reference: M across
+// 1..70 (partial row tiles of both kernels), N and K off the tile and block
+// sizes, both transposes, leading dimensions beyond the columns, alpha,
+// beta over an existing C, bias, relu and gelu, on 1 and 2 threads.
+//
+//===----------------------------------------------------------------------===//
+#include "../../../runtime/cpu/CpuFeatures.h"
+#include "../../../runtime/cpu/Sgemm.h"
+#include "nncc/module_abi.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <sstream>
+#include <vector>
+
+namespace {
+
+using namespace nncc::rt;
+
+std::vector<const SgemmKernel *> kernelsHere() {
+  std::vector<const SgemmKernel *> out;
+#if defined(__x86_64__)
+  if (missingCpuFeatures("avx512f").empty())
+    out.push_back(&sgemmKernelAvx512());
+  if (missingCpuFeatures("avx2,fma").empty())
+    out.push_back(&sgemmKernelAvx2());
+#endif
+  return out;
+}
+
+struct Shape {
+  int64_t m, n, k;
+  bool transA, transB;
+  int64_t padA, padB, padC; // leading dimension minus columns
+  float alpha, beta;
+  bool bias;
+  int activation;
+};
+
+std::string describe(const SgemmKernel &kern, const Shape &s, int threads) {
+  std::ostringstream os;
+  os << kern.name << " m=" << s.m << " n=" << s.n << " k=" << s.k << " tA=" << s.transA
+     << " tB=" << s.transB << " pads=" << s.padA << "," << s.padB << "," << s.padC
+     << " alpha=" << s.alpha << " beta=" << s.beta << " bias=" << s.bias
+     << " act=" << s.activation << " threads=" << threads;
+  return os.str();
+}
+
+double activate(int act, double v) {
+  if (act == NNCC_ACTIVATION_RELU)
+    return v > 0 ? v : 0;
+  if (act == NNCC_ACTIVATION_GELU)
+    return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+  return v;
+}
+
+/// Runs one shape on `kern` and compares every element of C (and that the
+/// padding between C's rows is untouched) with a float64 reference.
+void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  int64_t aRows = s.transA ? s.k : s.m, aCols = s.transA ? s.m : s.k;
+  int64_t bRows = s.transB ? s.n : s.k, bCols = s.transB ? s.k : s.n;
+  int64_t lda = aCols + s.padA, ldb = bCols + s.padB, ldc = s.n + s.padC;
+  std::vector<float> a(aRows * lda), b(bRows * ldb), c(s.m * ldc), bias(s.n);
+  for (float &v : a)
+    v = dist(rng);
+  for (float &v : b)
+    v = dist(rng);
+  for (float &v : c)
+    v = dist(rng);
+  for (float &v : bias)
+    v = dist(rng);
+  std::vector<float> c0 = c;
+
+  AlignedFloats packed = allocFloats(packedBFloats(kern, s.k, s.n));
+  packB(kern, b.data(), ldb, s.transB, s.k, s.n, packed.get());
+  AlignedFloats scratch = allocFloats(sgemmTasks(threads) * sgemmScratchFloats(kern, s.m, s.k));
+  ThreadPool pool(threads);
+  SgemmCall call{s.m,      s.n,   s.k,     a.data(), lda,     s.transA, packed.get(),
+                 c.data(), ldc,   s.alpha, s.beta,   s.bias ? bias.data() : nullptr,
+                 s.activation};
+  sgemmPacked(kern, call, scratch.get(), pool);
+
+  int failures = 0;
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      double got = c[i * ldc + j];
+      if (j >= s.n) { // padding: never written
+        if (got != c0[i * ldc + j] && ++failures <= 3)
+          ADD_FAILURE() << describe(kern, s, threads) << ": wrote padding c[" << i << "," << j << "]";
+        continue;
+      }
+      double acc = 0, mag = 0;
+      for (int64_t p = 0; p < s.k; ++p) {
+        double x = a[s.transA ? p * lda + i : i * lda + p];
+        double y = b[s.transB ? j * ldb + p : p * ldb + j];
+        acc += x * y;
+        mag += std::fabs(x * y);
+      }
+      double v = s.alpha * acc;
+      if (s.beta != 0)
+        v += s.beta * double(c0[i * ldc + j]);
+      if (s.bias)
+        v += bias[j];
+      double want = activate(s.activation, v);
+      // f32 accumulation over k terms, plus the gelu approximation.
+      double allowed = 1e-6 * (std::fabs(s.alpha) * mag + 2) * std::sqrt(double(s.k) + 1) +
+                       (s.activation == NNCC_ACTIVATION_GELU ? 1e-6 * (std::fabs(v) + 1) : 0);
+      if (!(std::fabs(got - want) <= allowed) && ++failures <= 3)
+        ADD_FAILURE() << describe(kern, s, threads) << ": c[" << i << "," << j << "] = " << got
+                      << ", expected " << want << " (allowed " << allowed << ")";
+    }
+  EXPECT_EQ(failures, 0) << describe(kern, s, threads);
+}
+
+TEST(Sgemm, KernelsForThisCpu) {
+  std::vector<const SgemmKernel *> kernels = kernelsHere();
+  const SgemmKernel *chosen = sgemmKernelFor();
+  if (kernels.empty()) {
+    EXPECT_EQ(chosen, nullptr);
+    GTEST_SKIP() << "this CPU has neither AVX-512 nor AVX2+FMA";
+  }
+  EXPECT_EQ(chosen, kernels.front()); // the widest one
+  for (const SgemmKernel *k : kernels) {
+    EXPECT_EQ(k->mc % k->mr, 0) << k->name;
+    for (int r = 1; r <= k->mr; ++r)
+      EXPECT_NE(k->tile[r], nullptr) << k->name << " rows " << r;
+  }
+}
+
+// Every row count 1..70 (so each partial tile of 14 and 6 rows, and more
+// than one M block), with N and K across tile and block edges.
+TEST(Sgemm, RowsAndEdges) {
+  std::mt19937 rng(1);
+  for (const SgemmKernel *kern : kernelsHere())
+    for (int64_t m = 1; m <= 70; ++m) {
+      int64_t n = std::vector<int64_t>{1, 7, 16, 17, 31, 33, 48, 65}[m % 8];
+      int64_t k = std::vector<int64_t>{1, 5, 64, 255, 257}[m % 5];
+      check(*kern, {m, n, k, false, false, 0, 0, 0, 1, 0, false, NNCC_ACTIVATION_NONE}, 1, rng);
+    }
+}
+
+TEST(Sgemm, LargerBlocks) {
+  std::mt19937 rng(2);
+  for (const SgemmKernel *kern : kernelsHere())
+    for (int threads : {1, 2}) {
+      // More M blocks than threads, fewer (split over N panels), K over 2 blocks.
+      check(*kern, {230, 100, 600, false, false, 0, 0, 0, 1, 0, true, NNCC_ACTIVATION_NONE},
+            threads, rng);
+      check(*kern, {20, 200, 513, false, true, 3, 0, 5, 1, 0, true, NNCC_ACTIVATION_RELU},
+            threads, rng);
+      check(*kern, {1, 130, 300, false, false, 0, 1, 0, 1, 0, true, NNCC_ACTIVATION_GELU},
+            threads, rng);
+    }
+}
+
+TEST(Sgemm, TransposesStridesAndEpilogues) {
+  std::mt19937 rng(3);
+  const int acts[] = {NNCC_ACTIVATION_NONE, NNCC_ACTIVATION_RELU, NNCC_ACTIVATION_GELU};
+  for (const SgemmKernel *kern : kernelsHere())
+    for (int t = 0; t < 4; ++t)
+      for (int act : acts)
+        for (bool bias : {false, true}) {
+          bool transA = t & 1, transB = t & 2;
+          int64_t m = 9 + t * 11, n = 21 + act * 13, k = 40 + t * 97;
+          check(*kern, {m, n, k, transA, transB, 2, 3, 4, 1, 0, bias, act}, 1, rng);
+          // alpha, and beta over C (K over one block: the later blocks add).
+          check(*kern, {m, n, k + 250, transA, transB, 0, 1, 7, -0.5f, 1.5f, bias, act}, 2, rng);
+        }
+}
+
+} // namespace
