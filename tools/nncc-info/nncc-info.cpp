@@ -1,17 +1,21 @@
 //===- nncc-info.cpp - what this machine offers nncc ----------------------===//
 //
 //   nncc-info [--json]
+//   nncc-info --bandwidth [--sizes 8,1M,64M] [--iters N] [--warmup N]
 //
 // The CUDA driver and libraries the runtime finds, every GPU (name, compute
 // capability, SMs, memory, clocks), the links between GPUs, and the CPU
 // target (cores, ISA extensions, BLAS). Links only the runtime, so it runs
 // where models run. A machine without a GPU or driver is a normal answer:
-// it is said plainly and the exit status is 0.
+// it is said plainly and the exit status is 0. --bandwidth measures the
+// all-reduce bus bandwidth between the ranks of an mpirun job (Bandwidth.h).
 //
 //===----------------------------------------------------------------------===//
+#include "Bandwidth.h"
 #include "nncc/runtime.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sched.h>
@@ -247,23 +251,97 @@ void printJson(const Machine &m) {
   std::fputs(j.c_str(), stdout);
 }
 
+/// Whether mpirun started this process (as nncc-run tells it).
+bool launchedByMpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
+
+const char *const kUsage =
+    "usage: nncc-info [--json]\n"
+    "       nncc-info --bandwidth [--sizes 8,4K,1M,64M] [--iters N] [--warmup N]\n"
+    "  the CUDA driver, GPUs, links between them, and the CPU target this machine offers nncc;\n"
+    "  --bandwidth: all-reduce time, algbw and busbw per message size, as nccl-tests prints\n"
+    "  them, between the ranks of `mpirun -np N nncc-info --bandwidth` (rank 0 prints)\n";
+
+/// --bandwidth: over MPI under mpirun; otherwise says why nothing is
+/// measured (local GPUs over NCCL are not timed yet: the runtime's C API
+/// all-reduces host memory only).
+int measureBandwidth(const std::vector<int64_t> &sizes, int warmup, int iters) {
+  if (!launchedByMpi()) {
+    int32_t gpus = nncc_device_count("cuda");
+    std::printf("nncc-info: bandwidth: not started by mpirun, so there is no MPI world to measure "
+                "(run `mpirun -np N nncc-info --bandwidth`); %d local GPU%s: %s\n",
+                gpus, gpus == 1 ? "" : "s",
+                gpus < 2 ? "an NCCL all-reduce between local GPUs needs at least 2; skipped"
+                         : "timing NCCL all-reduces of device memory is not built yet; skipped");
+    return 0;
+  }
+  nncc_communicator *comm = nullptr;
+  if (nncc_communicator_create_mpi(&comm) != NNCC_OK) {
+    std::fprintf(stderr, "nncc-info: error: bandwidth: %s\n", nncc_last_error());
+    return 1;
+  }
+  std::vector<nncc::info::BandwidthRow> rows;
+  std::string error;
+  bool ok = nncc::info::measureAllReduce(comm, sizes, warmup, iters, &rows, &error);
+  int rank = nncc_communicator_rank(comm), ranks = nncc_communicator_size(comm);
+  if (!ok) {
+    std::fprintf(stderr, "nncc-info: error: rank %d of %d: bandwidth: %s\n", rank, ranks, error.c_str());
+    nncc_communicator_abort(comm, 1);
+  } else if (rank == 0) {
+    std::fputs(nncc::info::formatTable(rows, "MPI (host memory)",
+                                       ranks, warmup, iters)
+                   .c_str(),
+               stdout);
+  }
+  nncc_communicator_release(comm);
+  return ok ? 0 : 1;
+}
+
+/// A count option's value: a positive integer, or an error naming it.
+bool count(const char *option, const char *text, int *out) {
+  char *end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (*text == 0 || *end != 0 || v < 1 || v > 1000000) {
+    std::fprintf(stderr, "nncc-info: error: %s '%s': expected a positive integer\n", option, text);
+    return false;
+  }
+  *out = int(v);
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  bool json = false;
+  bool json = false, bandwidth = false;
+  std::vector<int64_t> sizes = {8, 4096, 65536, 1 << 20, 16 << 20, 64 << 20};
+  int iters = 20, warmup = 5;
   for (int i = 1; i < argc; ++i) {
+    bool hasValue = i + 1 < argc;
     if (std::strcmp(argv[i], "--json") == 0) {
       json = true;
+    } else if (std::strcmp(argv[i], "--bandwidth") == 0) {
+      bandwidth = true;
+    } else if (std::strcmp(argv[i], "--sizes") == 0 && hasValue) {
+      std::string error;
+      if (!nncc::info::parseSizes(argv[++i], &sizes, &error)) {
+        std::fprintf(stderr, "nncc-info: error: %s\n", error.c_str());
+        return 1;
+      }
+    } else if (std::strcmp(argv[i], "--iters") == 0 && hasValue) {
+      if (!count("--iters", argv[++i], &iters))
+        return 1;
+    } else if (std::strcmp(argv[i], "--warmup") == 0 && hasValue) {
+      if (!count("--warmup", argv[++i], &warmup))
+        return 1;
     } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::printf("usage: nncc-info [--json]\n  the CUDA driver, GPUs, links between them, and "
-                  "the CPU target this machine offers nncc\n");
+      std::fputs(kUsage, stdout);
       return 0;
     } else {
-      std::fprintf(stderr, "nncc-info: error: unknown option '%s' (usage: nncc-info [--json])\n",
-                   argv[i]);
+      std::fprintf(stderr, "nncc-info: error: unknown option or missing value '%s'\n%s", argv[i], kUsage);
       return 1;
     }
   }
+  if (bandwidth)
+    return measureBandwidth(sizes, warmup, iters);
   Machine m = probe();
   if (json)
     printJson(m);
