@@ -256,10 +256,11 @@ bool launchedByMpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv
 
 const char *const kUsage =
     "usage: nncc-info [--json]\n"
-    "       nncc-info --bandwidth [--sizes 8,4K,1M,64M] [--iters N] [--warmup N]\n"
+    "       nncc-info --bandwidth [--sizes LIST] [--iters N] [--warmup N]\n"
     "  the CUDA driver, GPUs, links between them, and the CPU target this machine offers nncc;\n"
     "  --bandwidth: all-reduce time, algbw and busbw per message size, as nccl-tests prints\n"
-    "  them, between the ranks of `mpirun -np N nncc-info --bandwidth` (rank 0 prints)\n";
+    "  them, between the ranks of `mpirun -np N nncc-info --bandwidth` (rank 0 prints);\n"
+    "  defaults: --sizes 8,4K,64K,1M,16M,64M (K, M, G: powers of 1024) --iters 20 --warmup 5\n";
 
 /// --bandwidth: over MPI under mpirun; otherwise says why nothing is
 /// measured (local GPUs over NCCL are not timed yet: the runtime's C API
@@ -296,12 +297,13 @@ int measureBandwidth(const std::vector<int64_t> &sizes, int warmup, int iters) {
   return ok ? 0 : 1;
 }
 
-/// A count option's value: a positive integer, or an error naming it.
-bool count(const char *option, const char *text, int *out) {
+/// A count option's value: an integer of at least `least`, or an error naming it.
+bool count(const char *option, const char *text, int least, int *out) {
   char *end = nullptr;
   long v = std::strtol(text, &end, 10);
-  if (*text == 0 || *end != 0 || v < 1 || v > 1000000) {
-    std::fprintf(stderr, "nncc-info: error: %s '%s': expected a positive integer\n", option, text);
+  if (*text == 0 || *end != 0 || v < least || v > 1000000) {
+    std::fprintf(stderr, "nncc-info: error: %s '%s': expected an integer from %d to 1000000\n", option, text,
+                 least);
     return false;
   }
   *out = int(v);
@@ -327,10 +329,10 @@ int main(int argc, char **argv) {
         return 1;
       }
     } else if (std::strcmp(argv[i], "--iters") == 0 && hasValue) {
-      if (!count("--iters", argv[++i], &iters))
+      if (!count("--iters", argv[++i], 1, &iters))
         return 1;
     } else if (std::strcmp(argv[i], "--warmup") == 0 && hasValue) {
-      if (!count("--warmup", argv[++i], &warmup))
+      if (!count("--warmup", argv[++i], 0, &warmup))
         return 1;
     } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
       std::fputs(kUsage, stdout);
