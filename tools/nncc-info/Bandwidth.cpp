@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 namespace nncc::info {
 
@@ -90,6 +91,56 @@ bool measureAllReduce(nncc_communicator *comm, const std::vector<int64_t> &sizes
     rows->push_back(row);
   }
   return true;
+}
+
+bool measureLocalGpus(int gpus, const std::vector<int64_t> &sizes, int warmup, int iters,
+                      std::vector<BandwidthRow> *rows, std::string *error, bool *unavailable) {
+  rows->clear();
+  *unavailable = false;
+  std::vector<int32_t> devices(size_t(gpus), 0);
+  for (int i = 0; i < gpus; ++i)
+    devices[size_t(i)] = i;
+  std::vector<nncc_communicator *> comms(size_t(gpus), nullptr);
+  nncc_status created = nncc_communicator_create_nccl_local(devices.data(), gpus, comms.data());
+  if (created != NNCC_OK) {
+    *unavailable = created == NNCC_ERROR_UNAVAILABLE;
+    *error = std::string("NCCL between ") + std::to_string(gpus) + " local GPUs: " + nncc_last_error();
+    return false;
+  }
+  bool ok = true;
+  for (int64_t bytes : sizes) {
+    std::vector<double> seconds(size_t(gpus), 0);
+    std::vector<std::string> errors(static_cast<size_t>(gpus));
+    std::vector<std::thread> threads;
+    // Every rank's all-reduces wait for the others': one thread each.
+    for (int r = 0; r < gpus; ++r)
+      threads.emplace_back([&, r] {
+        if (nncc_communicator_time_all_reduce(comms[size_t(r)], bytes, warmup, iters, &seconds[size_t(r)]) !=
+            NNCC_OK)
+          errors[size_t(r)] = nncc_last_error();
+      });
+    for (std::thread &t : threads)
+      t.join();
+    double sum = 0;
+    for (int r = 0; r < gpus && ok; ++r) {
+      if (!errors[size_t(r)].empty()) {
+        *error = "rank " + std::to_string(r) + ": all-reduce of " + std::to_string(bytes) +
+                 " bytes failed: " + errors[size_t(r)];
+        ok = false;
+      }
+      sum += seconds[size_t(r)];
+    }
+    if (!ok)
+      break;
+    BandwidthRow row;
+    row.bytes = bytes;
+    row.us = sum / gpus * 1e6;
+    bandwidthOf(bytes, sum / gpus, gpus, &row.algbw, &row.busbw);
+    rows->push_back(row);
+  }
+  for (nncc_communicator *c : comms)
+    nncc_communicator_release(c);
+  return ok;
 }
 
 std::string formatTable(const std::vector<BandwidthRow> &rows, const std::string &backend, int ranks,

@@ -44,6 +44,15 @@ void bandwidthOf(int64_t bytes, double seconds, int ranks, double *algbw, double
 bool measureAllReduce(nncc_communicator *comm, const std::vector<int64_t> &sizes, int warmup,
                       int iters, std::vector<BandwidthRow> *rows, std::string *error);
 
+/// The same over `gpus` local GPUs (cuda:0 .. cuda:gpus-1) with NCCL, one
+/// process (nncc_communicator_create_nccl_local): each size's all-reduce of
+/// device memory timed with CUDA events by every rank on a thread of its own
+/// (nncc_communicator_time_all_reduce), averaged over the ranks. False with
+/// `error` when NCCL cannot be loaded or a call fails; `*unavailable` tells
+/// the first (a machine without NCCL: a skip, not a failure).
+bool measureLocalGpus(int gpus, const std::vector<int64_t> &sizes, int warmup, int iters,
+                      std::vector<BandwidthRow> *rows, std::string *error, bool *unavailable);
+
 /// The table nncc-info prints: a header naming the backend and the ranks,
 /// then one line per size.
 std::string formatTable(const std::vector<BandwidthRow> &rows, const std::string &backend, int ranks,

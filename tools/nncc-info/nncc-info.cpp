@@ -8,7 +8,8 @@
 // target (cores, ISA extensions, BLAS). Links only the runtime, so it runs
 // where models run. A machine without a GPU or driver is a normal answer:
 // it is said plainly and the exit status is 0. --bandwidth measures the
-// all-reduce bus bandwidth between the ranks of an mpirun job (Bandwidth.h).
+// all-reduce bus bandwidth between the ranks of an mpirun job, or between
+// the local GPUs with NCCL (Bandwidth.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Bandwidth.h"
@@ -259,20 +260,37 @@ const char *const kUsage =
     "       nncc-info --bandwidth [--sizes LIST] [--iters N] [--warmup N]\n"
     "  the CUDA driver, GPUs, links between them, and the CPU target this machine offers nncc;\n"
     "  --bandwidth: all-reduce time, algbw and busbw per message size, as nccl-tests prints\n"
-    "  them, between the ranks of `mpirun -np N nncc-info --bandwidth` (rank 0 prints);\n"
+    "  them, between the ranks of `mpirun -np N nncc-info --bandwidth` (rank 0 prints),\n"
+    "  or else between the local GPUs with NCCL (at least 2);\n"
     "  defaults: --sizes 8,4K,64K,1M,16M,64M (K, M, G: powers of 1024) --iters 20 --warmup 5\n";
 
-/// --bandwidth: over MPI under mpirun; otherwise says why nothing is
-/// measured (local GPUs over NCCL are not timed yet: the runtime's C API
-/// all-reduces host memory only).
+/// --bandwidth: over MPI under mpirun; otherwise over the local GPUs with
+/// NCCL when there are two or more, or says why nothing is measured.
 int measureBandwidth(const std::vector<int64_t> &sizes, int warmup, int iters) {
   if (!launchedByMpi()) {
     int32_t gpus = nncc_device_count("cuda");
-    std::printf("nncc-info: bandwidth: not started by mpirun, so there is no MPI world to measure "
-                "(run `mpirun -np N nncc-info --bandwidth`); %d local GPU%s: %s\n",
-                gpus, gpus == 1 ? "" : "s",
-                gpus < 2 ? "an NCCL all-reduce between local GPUs needs at least 2; skipped"
-                         : "timing NCCL all-reduces of device memory is not built yet; skipped");
+    if (gpus < 2) {
+      std::printf("nncc-info: bandwidth: skipped: not started by mpirun (run `mpirun -np N nncc-info "
+                  "--bandwidth` to measure MPI), and %d local GPU%s (NCCL between local GPUs needs at "
+                  "least 2)\n",
+                  gpus, gpus == 1 ? "" : "s");
+      return 0;
+    }
+    std::vector<nncc::info::BandwidthRow> rows;
+    std::string error;
+    bool unavailable = false;
+    if (!nncc::info::measureLocalGpus(gpus, sizes, warmup, iters, &rows, &error, &unavailable)) {
+      if (unavailable) {
+        std::printf("nncc-info: bandwidth: skipped: %s\n", error.c_str());
+        return 0;
+      }
+      std::fprintf(stderr, "nncc-info: error: bandwidth: %s\n", error.c_str());
+      return 1;
+    }
+    std::fputs(nncc::info::formatTable(rows, "NCCL (device memory, " + std::to_string(gpus) + " local GPUs)",
+                                       gpus, warmup, iters)
+                   .c_str(),
+               stdout);
     return 0;
   }
   nncc_communicator *comm = nullptr;
