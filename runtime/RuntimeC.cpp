@@ -558,6 +558,19 @@ nncc_status nncc_communicator_all_reduce_f32(nncc_communicator *comm, float *dat
   });
 }
 
+nncc_status nncc_communicator_time_all_reduce(nncc_communicator *comm, int64_t bytes, int32_t warmup, int32_t iters,
+                                              double *seconds) {
+  return guarded([&]() -> Status {
+    if (!comm || !seconds)
+      return nullArgument("nncc_communicator_time_all_reduce");
+#if NNCC_RUNTIME_HAVE_NCCL
+    return nncc::rt::timeNcclAllReduce(*unwrap(comm)->comm, bytes, warmup, iters, seconds);
+#else
+    return Status(NNCC_ERROR_UNAVAILABLE, "this runtime was built without NCCL support (no nccl.h in the CUDA toolkit)");
+#endif
+  });
+}
+
 nncc_status nncc_communicator_broadcast(nncc_communicator *comm, void *data, int64_t bytes, int32_t root) {
   return guarded([&]() -> Status {
     if (!comm || (!data && bytes > 0) || bytes < 0)

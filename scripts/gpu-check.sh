@@ -187,6 +187,17 @@ print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.joi
   elif grep -q '^\[  SKIPPED \] Nccl\.' "$out/nccl_tests.txt"; then
     status=1 # two GPUs run every NCCL test (the failure cases need the host fixtures)
   fi
+  # 3c. All-reduce bus bandwidth between the local GPUs (docs/distributed.md,
+  # "Figures"): the scaling model's busbw and latency on this machine.
+  if [ "$gpus" -ge 2 ]; then
+    if timeout 60 "$bundle/bin/nncc-info" --bandwidth --sizes 8,64K,1M,16M,256M --iters 20 \
+         > "$out/bandwidth.txt" 2>&1; then
+      note "bandwidth: $(grep -E '^ +(8|268435456) ' "$out/bandwidth.txt" | tr -s ' ' | tr '\n' ';')"
+    else
+      note "bandwidth: nncc-info --bandwidth failed (see bandwidth.txt)"
+      status=1
+    fi
+  fi
   if [ "$gpus" -ge 2 ] && [ -d "$bundle/dp2" ]; then
     local dp=$bundle/dp2 train="--train --data $bundle/dp2/data --steps 20 --lr 0.05"
     if timeout 60 "$bundle/bin/nncc-run" "$dp/mlp-dp1.so" --device cuda:0 $train \

@@ -250,6 +250,14 @@ NNCC_RUNTIME_API const char *nncc_communicator_backend(const nncc_communicator *
  *  mean when `mean` is nonzero); every rank must call it. */
 NNCC_RUNTIME_API nncc_status nncc_communicator_all_reduce_f32(nncc_communicator *comm, float *data,
                                                               int64_t count, int32_t mean);
+/** Times the all-reduce nncc-info --bandwidth reports on GPUs: `warmup`, then
+ *  `iters` ncclAllReduce (f32, sum, in place) of `bytes` of device memory on
+ *  the GPU of `comm`, a rank of nncc_communicator_create_nccl_local, between
+ *  two CUDA events on a stream of its own; *seconds is the time of one. Call
+ *  it from one thread per rank, every rank with the same arguments.
+ *  INVALID_ARGUMENT for another kind of communicator. */
+NNCC_RUNTIME_API nncc_status nncc_communicator_time_all_reduce(nncc_communicator *comm, int64_t bytes,
+                                                               int32_t warmup, int32_t iters, double *seconds);
 NNCC_RUNTIME_API nncc_status nncc_communicator_broadcast(nncc_communicator *comm, void *data, int64_t bytes,
                                                          int32_t root);
 NNCC_RUNTIME_API nncc_status nncc_communicator_barrier(nncc_communicator *comm);

@@ -325,6 +325,10 @@ std::string CompileStats::toJson() const {
   perEntry(liveLowerBoundBytes);
   os << ",\n  \"bytes_moved_per_run\": ";
   perEntry(bytesMovedPerRun);
+  os << ",\n  \"collectives_per_run\": ";
+  perEntry(collectivesPerRun);
+  os << ",\n  \"collective_bytes_per_run\": ";
+  perEntry(collectiveBytesPerRun);
   os << ",\n  \"weight_bytes\": " << weightBytes << ",\n  \"flops_per_run\": ";
   perEntry(flopsPerRun);
   os << ",\n  \"flop_share_by_precision\": {";
@@ -671,6 +675,16 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
           ++result.stats.libraryCalls;
       }
     result.stats.launchesPerRun[entry.name] = launches;
+    int64_t collectives = 0, collectiveBytes = 0;
+    for (const auto &step : entry.steps)
+      if (step.kind == NNCC_STEP_COLLECTIVE) {
+        ++collectives;
+        // Its args are the k inputs, then the k outputs.
+        for (size_t i = 0; i < step.args.size() / 2; ++i)
+          collectiveBytes += step.args[i].bytes;
+      }
+    result.stats.collectivesPerRun[entry.name] = collectives;
+    result.stats.collectiveBytesPerRun[entry.name] = collectiveBytes;
     if (gpuPlan) {
       int64_t gpuLaunches = 0;
       for (const auto &step : entry.steps)

@@ -117,6 +117,9 @@ struct CompileStats {
   std::vector<std::string> gpuCubins;
   std::map<std::string, int64_t> launchesPerRun, arenaBytes, noReuseBytes, liveLowerBoundBytes,
       bytesMovedPerRun, flopsPerRun;
+  /// Per entry: collective steps (buckets) and the bytes they all-reduce per
+  /// run, the gradient bytes of the scaling model (docs/distributed.md).
+  std::map<std::string, int64_t> collectivesPerRun, collectiveBytesPerRun;
   /// Per training entry: bytes of the forward values its backward reads
   /// (the activations kept for backward, before fusion).
   std::map<std::string, int64_t> savedForBackwardBytes;

@@ -210,4 +210,69 @@ Status ncclRankFor(const std::shared_ptr<Communicator> &comm, int device, std::s
   return Status::ok();
 }
 
+namespace {
+
+/// The device memory, stream and events of one timing, released on every path.
+struct TimingResources {
+  const CudaDriver &driver;
+  CUdeviceptr data = 0;
+  CUstream stream = nullptr;
+  CUevent start = nullptr, stop = nullptr;
+  ~TimingResources() {
+    if (stream)
+      driver.sym().cuStreamSynchronize(stream);
+    if (start)
+      driver.sym().cuEventDestroy(start);
+    if (stop)
+      driver.sym().cuEventDestroy(stop);
+    if (stream)
+      driver.sym().cuStreamDestroy(stream);
+    if (data)
+      driver.sym().cuMemFree(data);
+  }
+};
+
+} // namespace
+
+Status timeNcclAllReduce(Communicator &comm, int64_t bytes, int warmup, int iters, double *seconds) {
+  auto *local = dynamic_cast<NcclLocalCommunicator *>(&comm);
+  if (!local)
+    return error(NNCC_ERROR_INVALID_ARGUMENT,
+                 format("timing an NCCL all-reduce needs a rank of local GPUs "
+                        "(nncc_communicator_create_nccl_local), not a '%s' communicator",
+                        comm.backend()));
+  if (bytes < 4 || bytes % 4 != 0 || iters < 1 || warmup < 0)
+    return error(NNCC_ERROR_INVALID_ARGUMENT,
+                 format("timing an NCCL all-reduce: %lld bytes (a positive multiple of 4), %d iterations "
+                        "(at least 1), %d warm-up (at least 0)",
+                        static_cast<long long>(bytes), iters, warmup));
+  const NcclRank &rank = *local->ncclRank();
+  const Nccl &nccl = rank.nccl();
+  const CudaDriver *driver = nullptr;
+  NNCC_RETURN_IF_ERROR(CudaDriver::get(&driver));
+  CudaContextGuard guard;
+  NNCC_RETURN_IF_ERROR(driver->makeCurrent(rank.device(), &guard));
+  std::string where = "cuda:" + std::to_string(rank.device()) + " (" + rank.describe() + ")";
+  TimingResources t{*driver};
+  NNCC_CU_CALL(*driver, where, cuMemAlloc, &t.data, static_cast<size_t>(bytes));
+  NNCC_CU_CALL(*driver, where, cuStreamCreate, &t.stream, 0);
+  NNCC_CU_CALL(*driver, where, cuEventCreate, &t.start, 0);
+  NNCC_CU_CALL(*driver, where, cuEventCreate, &t.stop, 0);
+  // Zeros: their sum stays zero however often it is reduced.
+  NNCC_CU_CALL(*driver, where, cuMemsetD8Async, t.data, 0, static_cast<size_t>(bytes), t.stream);
+  auto *data = reinterpret_cast<void *>(t.data);
+  size_t count = static_cast<size_t>(bytes) / sizeof(float);
+  for (int i = 0; i < warmup; ++i)
+    NNCC_NCCL_CALL(nccl, where, ncclAllReduce, data, data, count, ncclFloat32, ncclSum, rank.comm(), t.stream);
+  NNCC_CU_CALL(*driver, where, cuEventRecord, t.start, t.stream);
+  for (int i = 0; i < iters; ++i)
+    NNCC_NCCL_CALL(nccl, where, ncclAllReduce, data, data, count, ncclFloat32, ncclSum, rank.comm(), t.stream);
+  NNCC_CU_CALL(*driver, where, cuEventRecord, t.stop, t.stream);
+  NNCC_CU_CALL(*driver, where, cuStreamSynchronize, t.stream);
+  float ms = 0;
+  NNCC_CU_CALL(*driver, where, cuEventElapsedTime, &ms, t.start, t.stop);
+  *seconds = static_cast<double>(ms) * 1e-3 / iters;
+  return Status::ok();
+}
+
 } // namespace nncc::rt

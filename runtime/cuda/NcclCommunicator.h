@@ -72,6 +72,13 @@ Status createNcclLocalCommunicators(const std::vector<int> &devices,
 Status ncclRankFor(const std::shared_ptr<Communicator> &comm, int device,
                    std::shared_ptr<NcclRank> *out);
 
+/// Seconds per ncclAllReduce (f32, sum, in place) of `bytes` of device
+/// memory on the GPU of `comm`, a rank of createNcclLocalCommunicators:
+/// `warmup` untimed, then `iters` between two CUDA events on a stream of its
+/// own (nccl-tests' measurement; nncc-info --bandwidth). Call it from one
+/// thread per rank, every rank with the same arguments.
+Status timeNcclAllReduce(Communicator &comm, int64_t bytes, int warmup, int iters, double *seconds);
+
 } // namespace nncc::rt
 
 #endif // NNCC_RUNTIME_CUDA_NCCLCOMMUNICATOR_H

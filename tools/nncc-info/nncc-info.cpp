@@ -1,17 +1,22 @@
 //===- nncc-info.cpp - what this machine offers nncc ----------------------===//
 //
 //   nncc-info [--json]
+//   nncc-info --bandwidth [--sizes 8,1M,64M] [--iters N] [--warmup N]
 //
 // The CUDA driver and libraries the runtime finds, every GPU (name, compute
 // capability, SMs, memory, clocks), the links between GPUs, and the CPU
 // target (cores, ISA extensions, BLAS). Links only the runtime, so it runs
 // where models run. A machine without a GPU or driver is a normal answer:
-// it is said plainly and the exit status is 0.
+// it is said plainly and the exit status is 0. --bandwidth measures the
+// all-reduce bus bandwidth between the ranks of an mpirun job, or between
+// the local GPUs with NCCL (Bandwidth.h).
 //
 //===----------------------------------------------------------------------===//
+#include "Bandwidth.h"
 #include "nncc/runtime.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sched.h>
@@ -247,23 +252,116 @@ void printJson(const Machine &m) {
   std::fputs(j.c_str(), stdout);
 }
 
+/// Whether mpirun started this process (as nncc-run tells it).
+bool launchedByMpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
+
+const char *const kUsage =
+    "usage: nncc-info [--json]\n"
+    "       nncc-info --bandwidth [--sizes LIST] [--iters N] [--warmup N]\n"
+    "  the CUDA driver, GPUs, links between them, and the CPU target this machine offers nncc;\n"
+    "  --bandwidth: all-reduce time, algbw and busbw per message size, as nccl-tests prints\n"
+    "  them, between the ranks of `mpirun -np N nncc-info --bandwidth` (rank 0 prints),\n"
+    "  or else between the local GPUs with NCCL (at least 2);\n"
+    "  defaults: --sizes 8,4K,64K,1M,16M,64M (K, M, G: powers of 1024) --iters 20 --warmup 5\n";
+
+/// --bandwidth: over MPI under mpirun; otherwise over the local GPUs with
+/// NCCL when there are two or more, or says why nothing is measured.
+int measureBandwidth(const std::vector<int64_t> &sizes, int warmup, int iters) {
+  if (!launchedByMpi()) {
+    int32_t gpus = nncc_device_count("cuda");
+    if (gpus < 2) {
+      std::printf("nncc-info: bandwidth: skipped: not started by mpirun (run `mpirun -np N nncc-info "
+                  "--bandwidth` to measure MPI), and %d local GPU%s (NCCL between local GPUs needs at "
+                  "least 2)\n",
+                  gpus, gpus == 1 ? "" : "s");
+      return 0;
+    }
+    std::vector<nncc::info::BandwidthRow> rows;
+    std::string error;
+    bool unavailable = false;
+    if (!nncc::info::measureLocalGpus(gpus, sizes, warmup, iters, &rows, &error, &unavailable)) {
+      if (unavailable) {
+        std::printf("nncc-info: bandwidth: skipped: %s\n", error.c_str());
+        return 0;
+      }
+      std::fprintf(stderr, "nncc-info: error: bandwidth: %s\n", error.c_str());
+      return 1;
+    }
+    std::fputs(nncc::info::formatTable(rows, "NCCL (device memory, " + std::to_string(gpus) + " local GPUs)",
+                                       gpus, warmup, iters)
+                   .c_str(),
+               stdout);
+    return 0;
+  }
+  nncc_communicator *comm = nullptr;
+  if (nncc_communicator_create_mpi(&comm) != NNCC_OK) {
+    std::fprintf(stderr, "nncc-info: error: bandwidth: %s\n", nncc_last_error());
+    return 1;
+  }
+  std::vector<nncc::info::BandwidthRow> rows;
+  std::string error;
+  bool ok = nncc::info::measureAllReduce(comm, sizes, warmup, iters, &rows, &error);
+  int rank = nncc_communicator_rank(comm), ranks = nncc_communicator_size(comm);
+  if (!ok) {
+    std::fprintf(stderr, "nncc-info: error: rank %d of %d: bandwidth: %s\n", rank, ranks, error.c_str());
+    nncc_communicator_abort(comm, 1);
+  } else if (rank == 0) {
+    std::fputs(nncc::info::formatTable(rows, "MPI (host memory)",
+                                       ranks, warmup, iters)
+                   .c_str(),
+               stdout);
+  }
+  nncc_communicator_release(comm);
+  return ok ? 0 : 1;
+}
+
+/// A count option's value: an integer of at least `least`, or an error naming it.
+bool count(const char *option, const char *text, int least, int *out) {
+  char *end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (*text == 0 || *end != 0 || v < least || v > 1000000) {
+    std::fprintf(stderr, "nncc-info: error: %s '%s': expected an integer from %d to 1000000\n", option, text,
+                 least);
+    return false;
+  }
+  *out = int(v);
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  bool json = false;
+  bool json = false, bandwidth = false;
+  std::vector<int64_t> sizes = {8, 4096, 65536, 1 << 20, 16 << 20, 64 << 20};
+  int iters = 20, warmup = 5;
   for (int i = 1; i < argc; ++i) {
+    bool hasValue = i + 1 < argc;
     if (std::strcmp(argv[i], "--json") == 0) {
       json = true;
+    } else if (std::strcmp(argv[i], "--bandwidth") == 0) {
+      bandwidth = true;
+    } else if (std::strcmp(argv[i], "--sizes") == 0 && hasValue) {
+      std::string error;
+      if (!nncc::info::parseSizes(argv[++i], &sizes, &error)) {
+        std::fprintf(stderr, "nncc-info: error: %s\n", error.c_str());
+        return 1;
+      }
+    } else if (std::strcmp(argv[i], "--iters") == 0 && hasValue) {
+      if (!count("--iters", argv[++i], 1, &iters))
+        return 1;
+    } else if (std::strcmp(argv[i], "--warmup") == 0 && hasValue) {
+      if (!count("--warmup", argv[++i], 0, &warmup))
+        return 1;
     } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::printf("usage: nncc-info [--json]\n  the CUDA driver, GPUs, links between them, and "
-                  "the CPU target this machine offers nncc\n");
+      std::fputs(kUsage, stdout);
       return 0;
     } else {
-      std::fprintf(stderr, "nncc-info: error: unknown option '%s' (usage: nncc-info [--json])\n",
-                   argv[i]);
+      std::fprintf(stderr, "nncc-info: error: unknown option or missing value '%s'\n%s", argv[i], kUsage);
       return 1;
     }
   }
+  if (bandwidth)
+    return measureBandwidth(sizes, warmup, iters);
   Machine m = probe();
   if (json)
     printJson(m);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace {
 
 TEST(CApi, Versions) {
@@ -59,6 +61,16 @@ TEST(CApi, SelfCommunicator) {
   EXPECT_EQ(nncc_communicator_barrier(comm), NNCC_OK);
   EXPECT_EQ(nncc_communicator_broadcast(comm, v, sizeof(v), 1), NNCC_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(nncc_last_error(), "broadcast root 1 is no rank of a world of 1");
+  // Only a rank of local GPUs has device memory to time (a runtime built
+  // without NCCL says it has none).
+  double seconds = -1;
+  nncc_status timed = nncc_communicator_time_all_reduce(comm, 1024, 1, 1, &seconds);
+  EXPECT_TRUE(timed == NNCC_ERROR_INVALID_ARGUMENT || timed == NNCC_ERROR_UNAVAILABLE) << timed;
+  if (timed == NNCC_ERROR_INVALID_ARGUMENT) {
+    EXPECT_NE(std::string(nncc_last_error()).find("not a 'self' communicator"), std::string::npos)
+        << nncc_last_error();
+  }
+  EXPECT_EQ(seconds, -1);
   nncc_communicator_retain(comm);
   nncc_communicator_release(comm);
   nncc_communicator_release(comm);
