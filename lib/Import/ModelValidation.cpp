@@ -44,7 +44,45 @@ llvm::Error forEachGraph(const onnx::GraphProto &graph, GraphCheck check) {
 /// ParseData (shape inference of Reshape, Slice, ... with constant inputs)
 /// reads past the buffer when raw_data is not exactly dims x element size.
 /// (It refuses raw data of other types itself.)
+/// A tensor without raw data must hold its values in the typed field of its
+/// data type, one per element (two for complex): libonnx 1.12's data
+/// propagation (Range, shape computations) reads that field and dereferences
+/// element 0 of an empty one (found by the import fuzzer: an INT64 tensor
+/// whose values sat in int32_data).
+std::optional<std::string> typedDataProblem(const onnx::TensorProto &tensor) {
+  using T = onnx::TensorProto;
+  if (tensor.has_raw_data() || tensor.data_location() == T::EXTERNAL)
+    return std::nullopt;
+  int64_t held = -1, perElement = 1;
+  switch (tensor.data_type()) {
+  case T::COMPLEX64: perElement = 2; [[fallthrough]];
+  case T::FLOAT: held = tensor.float_data_size(); break;
+  case T::INT32: case T::INT16: case T::INT8: case T::UINT16: case T::UINT8: case T::BOOL:
+  case T::FLOAT16: case T::BFLOAT16: held = tensor.int32_data_size(); break;
+  case T::STRING: held = tensor.string_data_size(); break;
+  case T::INT64: held = tensor.int64_data_size(); break;
+  case T::COMPLEX128: perElement = 2; [[fallthrough]];
+  case T::DOUBLE: held = tensor.double_data_size(); break;
+  case T::UINT32: case T::UINT64: held = tensor.uint64_data_size(); break;
+  default: return std::nullopt;
+  }
+  uint64_t elements = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      return std::string("has a negative dimension");
+    if (dim && elements > UINT64_MAX / (uint64_t)dim)
+      return std::string("has too many elements");
+    elements *= (uint64_t)dim;
+  }
+  if ((uint64_t)held != elements * perElement)
+    return std::string(llvm::formatv("holds {0} values in the field of its data type; its dims need {1}", held,
+                                     elements * perElement));
+  return std::nullopt;
+}
+
 std::optional<std::string> rawDataProblem(const onnx::TensorProto &tensor) {
+  if (auto typed = typedDataProblem(tensor))
+    return typed;
   size_t elemBytes = onnxElementBytes(tensor.data_type());
   if (!tensor.has_raw_data() || tensor.data_location() == onnx::TensorProto::EXTERNAL ||
       !elemBytes)
