@@ -332,8 +332,8 @@ int printInfo(const nncc::Module &module, const std::string &path) {
     // Steps per plan: each device kind runs its own.
     std::string steps;
     for (const char *kind : {"cpu", "cuda"})
-      if (nncc_module_num_steps(module.handle(), kind, e.index) >= 0)
-        steps += (steps.empty() ? "" : ", ") + std::to_string(module.steps(e.name, kind).size()) + " steps on " + kind;
+      if (int32_t n = nncc_module_num_steps(module.handle(), kind, e.index); n >= 0)
+        steps += (steps.empty() ? "" : ", ") + std::to_string(n) + " steps on " + kind;
     std::printf("entry %s: (%s) -> (%s), %s\n", e.name.c_str(), signature(e.inputs).c_str(),
                 signature(e.outputs).c_str(), steps.c_str());
   }
