@@ -17,9 +17,10 @@ void DistDialect::initialize() {
 }
 
 /// What both levels require: a bucket of one or more values, results of the
-/// operands' types, a known reduction and a group of at least one rank.
+/// operands' types, a known reduction and group, and a group of at least one
+/// rank.
 static LogicalResult verifyAllReduce(Operation *op, ValueRange inputs, ValueRange outputs, StringRef reduction,
-                                     int64_t groupSize) {
+                                     int64_t groupSize, StringRef group) {
   if (inputs.empty())
     return op->emitOpError("needs at least one operand");
   if (inputs.getTypes() != outputs.getTypes())
@@ -28,11 +29,13 @@ static LogicalResult verifyAllReduce(Operation *op, ValueRange inputs, ValueRang
     return op->emitOpError("reduction must be 'sum' or 'mean', not '") << reduction << "'";
   if (groupSize < 1)
     return op->emitOpError("group_size must be at least 1");
+  if (group != "data" && group != "tensor")
+    return op->emitOpError("group must be 'data' or 'tensor', not '") << group << "'";
   return success();
 }
 
 LogicalResult AllReduceOp::verify() {
-  return verifyAllReduce(*this, getInputs(), getOutputs(), getReduction(), getGroupSize());
+  return verifyAllReduce(*this, getInputs(), getOutputs(), getReduction(), getGroupSize(), getGroup());
 }
 
 /// A group of one rank: sum and mean are the operand itself.
@@ -45,7 +48,7 @@ LogicalResult AllReduceOp::fold(FoldAdaptor, SmallVectorImpl<OpFoldResult> &resu
 }
 
 LogicalResult AllReduceStepOp::verify() {
-  if (failed(verifyAllReduce(*this, getInputs(), getOutputs(), getReduction(), getGroupSize())))
+  if (failed(verifyAllReduce(*this, getInputs(), getOutputs(), getReduction(), getGroupSize(), getGroup())))
     return failure();
   for (Type t : getInputs().getTypes()) {
     auto type = cast<RankedTensorType>(t);
@@ -55,6 +58,9 @@ LogicalResult AllReduceStepOp::verify() {
   }
   return success();
 }
+
+/// Nothing to mark in a group of one rank (the gradient needs no sum).
+OpFoldResult ReplicateOp::fold(FoldAdaptor) { return getGroupSize() == 1 ? getInput() : Value(); }
 
 #define GET_OP_CLASSES
 #include "dialects/Dist/DistOps.cpp.inc"

@@ -3,6 +3,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Dist_Dialect : Dialect {
   let name = "dist";
@@ -13,7 +14,13 @@ def Dist_Dialect : Dialect {
     reach in the same order. `dist.all_reduce` is the graph-level op, used
     beside `nn` ops (pure: all ranks fold or merge it alike);
     `dist.all_reduce_step` the plan step it lowers to beside `exec` ops
-    (it communicates: never folded, merged or dropped). docs/distributed.md.
+    (it communicates: never folded, merged or dropped).
+
+    A collective runs over one parallel `group` of the module's layout
+    (`nncc.parallel = array<i64: dp, tp>` on the module; world rank
+    d * tp + t): "data", the dp ranks that hold the same tensor-parallel
+    part t, or "tensor", the tp consecutive ranks of one data shard d.
+    docs/distributed.md.
   }];
 }
 
@@ -28,8 +35,15 @@ def Dist_AllReduceOp : Dist_Op<"all_reduce", [Pure]> {
     identity, and the op folds away. `nncc-add-train-step` puts each weight
     gradient and the loss through one with `group_size = 1`;
     `nncc-data-parallel` gives them the data-parallel group and buckets them.
+
+    Differentiated (nncc-differentiate), a sum over the "tensor" group is
+    Megatron's `g`: its operands are the partial products of a row-parallel
+    layer and its result is replicated over the group, so every rank holds
+    the same cotangent of the result and the cotangent of each operand is
+    that cotangent itself (no communication backward).
   }];
-  let arguments = (ins Variadic<RankedTensorOf<[AnyFloat]>>:$inputs, StrAttr:$reduction, I64Attr:$group_size);
+  let arguments = (ins Variadic<RankedTensorOf<[AnyFloat]>>:$inputs, StrAttr:$reduction, I64Attr:$group_size,
+                   DefaultValuedStrAttr<StrAttr, "data">:$group);
   let results = (outs Variadic<RankedTensorOf<[AnyFloat]>>:$outputs);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $outputs)";
   let hasFolder = 1;
@@ -45,10 +59,28 @@ def Dist_AllReduceStepOp : Dist_Op<"all_reduce_step"> {
     planner places like any step's. `group_size` is the world the module was
     compiled for; a session over a communicator of another size is refused.
   }];
-  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, StrAttr:$reduction, I64Attr:$group_size);
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, StrAttr:$reduction, I64Attr:$group_size,
+                   DefaultValuedStrAttr<StrAttr, "data">:$group);
   let results = (outs Variadic<AnyRankedTensor>:$outputs);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, $outputs)";
   let hasVerifier = 1;
+}
+
+def Dist_ReplicateOp : Dist_Op<"replicate", [Pure, SameOperandsAndResultType]> {
+  let summary = "A value every rank of the group holds whole, entering a tensor-parallel region";
+  let description = [{
+    The identity: the operand is the same on every rank of `group`, and the
+    column-parallel layer that reads the result uses it whole. What the op
+    marks is its gradient (Megatron's `f`): each rank's cotangent of the
+    result is the part its own column slice contributes, so the cotangent of
+    the operand is their sum over the group (a `dist.all_reduce` "sum").
+    Lowering drops it (it computes nothing).
+  }];
+  let arguments = (ins RankedTensorOf<[AnyFloat]>:$input, I64Attr:$group_size,
+                   DefaultValuedStrAttr<StrAttr, "tensor">:$group);
+  let results = (outs RankedTensorOf<[AnyFloat]>:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
 }
 
 #endif // NNCC_DIST_OPS

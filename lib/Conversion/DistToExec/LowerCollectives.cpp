@@ -16,10 +16,16 @@ struct LowerCollectivesPass : impl::LowerCollectivesPassBase<LowerCollectivesPas
     for (dist::AllReduceOp op : ops) {
       OpBuilder b(op);
       auto step = dist::AllReduceStepOp::create(b, op.getLoc(), op.getResultTypes(), op.getInputs(),
-                                                op.getReductionAttr(), op.getGroupSizeAttr());
+                                                op.getReductionAttr(), op.getGroupSizeAttr(),
+                                                op.getGroupAttr());
       op.replaceAllUsesWith(step.getResults());
       op.erase();
     }
+    // dist.replicate only marks a gradient: the forward is its operand.
+    getOperation().walk([&](dist::ReplicateOp op) {
+      op.replaceAllUsesWith(op.getInput());
+      op.erase();
+    });
   }
 };
 

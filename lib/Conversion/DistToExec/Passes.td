@@ -8,8 +8,9 @@ def LowerCollectivesPass : Pass<"nncc-lower-collectives", "mlir::func::FuncOp"> 
   let description = [{
     Each `dist.all_reduce` becomes a `dist.all_reduce_step` of the same
     bucket, reduction and group: one NNCC_STEP_COLLECTIVE of the plan, whose
-    results the planner places like any step's. First in the nn -> exec
-    pipeline, so no fusion pass meets a collective.
+    results the planner places like any step's; each `dist.replicate` (it
+    marks a gradient, and computes nothing) is replaced by its operand. First
+    in the nn -> exec pipeline, so no fusion pass meets a collective.
   }];
   let dependentDialects = ["nncc::dist::DistDialect"];
 }
