@@ -1,6 +1,7 @@
 /// torch.optim's update rules as nn ops on module state.
 #include "passes/Optimizer.h"
 
+#include "dialects/Dist/DistOps.h"
 #include "dialects/NN/NNOps.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -75,12 +76,15 @@ FailureOr<OptimizerState> getOrCreateOptimizerState(ModuleOp module, ArrayRef<ml
   SymbolTable symbols(module);
   OpBuilder b(module.getBodyRegion());
   b.setInsertionPointToEnd(module.getBody());
-  auto create = [&](StringRef name, Type type) {
+  auto create = [&](StringRef name, Type type, ml_program::GlobalOp like = {}) {
     if (auto existing = symbols.lookup<ml_program::GlobalOp>(name))
       return existing;
     auto g = ml_program::GlobalOp::create(b, module.getLoc(), name, type, /*is_mutable=*/true,
                                           /*value=*/Attribute(), b.getStringAttr("private"));
     g->setAttr(kOptimizerStateAttr, b.getUnitAttr());
+    // A moment of a parameter split over the tensor group is split alike.
+    if (auto shard = like ? like->getAttr(dist::kShardAttrName) : Attribute())
+      g->setAttr(dist::kShardAttrName, shard);
     symbols.insert(g);
     return g;
   };
@@ -88,9 +92,9 @@ FailureOr<OptimizerState> getOrCreateOptimizerState(ModuleOp module, ArrayRef<ml
   bool momentum = options.kind == "momentum", adam = options.kind == "adam" || options.kind == "adamw";
   for (ml_program::GlobalOp p : params) {
     if (momentum || adam)
-      state.first.push_back(create((p.getSymName() + (adam ? ".exp_avg" : ".momentum_buffer")).str(), p.getType()));
+      state.first.push_back(create((p.getSymName() + (adam ? ".exp_avg" : ".momentum_buffer")).str(), p.getType(), p));
     if (adam)
-      state.second.push_back(create((p.getSymName() + ".exp_avg_sq").str(), p.getType()));
+      state.second.push_back(create((p.getSymName() + ".exp_avg_sq").str(), p.getType(), p));
   }
   state.step = create("optimizer.step", RankedTensorType::get({}, b.getF32Type()));
   return state;
@@ -106,9 +110,22 @@ Value buildOptimizerStep(OpBuilder &b, Location loc, ArrayRef<ml_program::Global
   // torch.nn.utils.clip_grad_norm_: one L2 norm over every gradient,
   // scaled by max_norm / (norm + 1e-6) when that is below 1.
   if (o.gradClip > 0) {
-    Value squares = a.scalar(0);
-    for (Value x : g)
-      squares = a.add(squares, a.sumAll(a.mul(x, x)));
+    // A parameter split over the tensor group holds part of the norm.
+    Value squares = a.scalar(0), splitSquares = a.scalar(0);
+    int64_t splitParts = 1;
+    for (auto [p, x] : llvm::zip(params, g)) {
+      auto shard = p->getAttrOfType<DenseI64ArrayAttr>(dist::kShardAttrName);
+      Value &sum = shard ? splitSquares : squares;
+      sum = a.add(sum, a.sumAll(a.mul(x, x)));
+      if (shard)
+        splitParts = shard[1];
+    }
+    if (splitParts > 1)
+      squares = a.add(squares, dist::AllReduceOp::create(b, loc, TypeRange{splitSquares.getType()},
+                                                         ValueRange{splitSquares}, b.getStringAttr("sum"),
+                                                         b.getI64IntegerAttr(splitParts),
+                                                         b.getStringAttr("tensor"))
+                                   .getResult(0));
     Value coef = a.min(a.scalar(1), a.div(a.scalar(o.gradClip), a.add(a.sqrt(squares), a.scalar(1e-6))));
     for (Value &x : g)
       x = a.mul(x, coef);

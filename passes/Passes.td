@@ -229,4 +229,34 @@ def DataParallelPass : Pass<"nncc-data-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["nncc::dist::DistDialect"];
 }
 
+def TensorParallelPass : Pass<"nncc-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "Megatron tensor parallelism: column- then row-parallel layers split over a tensor group";
+  let description = [{
+    Splits `entry` (before training entries are built from it, so their
+    backward is the split one) over the `tensor-parallel` ranks of a tensor
+    group (`nncc --parallel=tp:T`). A matmul by a weight whose columns divide
+    by T is column-parallel: its input goes through `dist.replicate`
+    (Megatron's f) and each rank computes its columns. The split follows
+    the graph through elementwise and broadcasting ops (a bias is cut
+    alike), transposes, reshapes that keep the split's blocks contiguous in
+    one axis (attention heads), softmax and norms over other axes, and
+    batched matmuls split alike on a batch axis; a matmul contracting the
+    split axis is row-parallel (its weight cut in rows) and its partial
+    products are summed over the group by a `dist.all_reduce` (Megatron's
+    g). A region that reaches anything else is given up and its layers stay
+    whole, so the result is the unsplit function's on every rank. Cut
+    weights become globals with `nncc.shard = [axis, T]` holding the rank's
+    part (the whole value as their initial value; nn.constant weights too
+    when `shard-constants`); the module gets `nncc.parallel = [D, T]`.
+    docs/distributed.md.
+  }];
+  let options = [
+    Option<"parts", "tensor-parallel", "int64_t", /*default=*/"1", "ranks of the tensor group">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"", "the function to split">,
+    Option<"shardConstants", "shard-constants", "bool", /*default=*/"true",
+           "cut nn.constant weights into state too (off for training: state is trained)">,
+  ];
+  let dependentDialects = ["nncc::dist::DistDialect", "mlir::ml_program::MLProgramDialect"];
+}
+
 #endif // NNCC_PASSES

@@ -14,6 +14,7 @@ void DistDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/Dist/DistOps.cpp.inc"
       >();
+  registerGradientModels(getContext());
 }
 
 /// What both levels require: a bucket of one or more values, results of the

@@ -14,4 +14,18 @@
 #define GET_OP_CLASSES
 #include "dialects/Dist/DistOps.h.inc"
 
+namespace nncc::dist {
+/// On an ml_program.global: `array<i64: axis, parts>`, the global holds one
+/// of `parts` equal parts along `axis` (its type), each rank of the tensor
+/// group its own; its initial value is the whole tensor (module_abi.h).
+constexpr llvm::StringLiteral kShardAttrName = "nncc.shard";
+/// On the module: `array<i64: D, T>`, the data- and tensor-parallel ranks it
+/// was compiled for (world rank d * T + t).
+constexpr llvm::StringLiteral kParallelAttrName = "nncc.parallel";
+
+/// Attaches the gradient rules of the collectives (DistGradients.cpp);
+/// called by DistDialect::initialize.
+void registerGradientModels(mlir::MLIRContext *context);
+} // namespace nncc::dist
+
 #endif // NNCC_DIALECTS_DIST_DISTOPS_H

@@ -17,13 +17,18 @@
 namespace nncc {
 
 llvm::Error parseParallelOption(llvm::StringRef text, CompileOptions &options) {
-  llvm::StringRef rest = text;
-  int64_t n = 0;
-  if (!rest.consume_front("dp:") || rest.getAsInteger(10, n) || n < 1)
-    return fail("--parallel: '" + text.str() +
-                "' is not a parallel layout (expected dp:N with N >= 1; tensor and pipeline "
-                "parallelism are not implemented yet)");
-  options.dataParallel = n;
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',');
+  std::set<std::string> seen;
+  for (llvm::StringRef part : parts) {
+    auto [kind, count] = part.split(':');
+    int64_t n = 0;
+    if ((kind != "dp" && kind != "tp") || count.getAsInteger(10, n) || n < 1 || !seen.insert(kind.str()).second)
+      return fail("--parallel: '" + text.str() +
+                  "' is not a parallel layout (expected dp:N, tp:M or dp:N,tp:M with N, M >= 1; "
+                  "pipeline parallelism (pp) is not implemented yet)");
+    (kind == "dp" ? options.dataParallel : options.tensorParallel) = n;
+  }
   return llvm::Error::success();
 }
 

@@ -139,7 +139,7 @@ private:
   static bool isTrainingPass(mlir::Pass *pass) {
     llvm::StringRef arg = pass->getArgument();
     return arg == "nncc-make-weights-mutable" || arg == "nncc-add-loss" || arg == "nncc-add-optimizer" ||
-           arg == "nncc-add-train-step" || arg == "nncc-data-parallel";
+           arg == "nncc-add-train-step" || arg == "nncc-data-parallel" || arg == "nncc-tensor-parallel";
   }
 
   void enter(llvm::StringRef phase, mlir::Operation *op) {
@@ -361,6 +361,15 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
   if (!options.mutableWeights.empty())
     pm.addPass(createMakeWeightsMutablePass(
         MakeWeightsMutablePassOptions{options.mutableWeights, options.frozenWeights}));
+  // Before simplification: the split follows the imported graph (heads not
+  // yet merged into attention, Q/K/V weights not yet one).
+  if (options.tensorParallel > 1) {
+    TensorParallelPassOptions split;
+    split.parts = options.tensorParallel;
+    split.entry = options.import.entryName;
+    split.shardConstants = !options.train;
+    pm.addPass(createTensorParallelPass(split));
+  }
   if (!options.loss.empty() && !options.train)
     pm.addPass(createAddLossPass(AddLossPassOptions{options.loss, options.lossOutput, options.labelName}));
   if (!options.optimizer.empty() && !options.train)

@@ -97,6 +97,9 @@ struct CompileOptions {
   /// the compiled (global) batch and average gradients and loss
   /// (docs/distributed.md); 1: one process.
   int64_t dataParallel = 1;
+  /// `--parallel=tp:T`: the model's column/row-parallel layer pairs split
+  /// over T ranks (nncc-tensor-parallel, docs/distributed.md); 1: whole.
+  int64_t tensorParallel = 1;
   /// `--bucket-bytes`: most bytes of one gradient all-reduce.
   int64_t bucketBytes = 25 << 20;
   /// Called at the start of each phase (for progress lines).
@@ -156,7 +159,8 @@ void loadCompilerDialects(mlir::MLIRContext &context);
 /// nncc-lower-nn-to-exec for the plan the targets run.
 void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 
-/// Parses `--parallel`: `dp:N` (N >= 1) into `options.dataParallel`.
+/// Parses `--parallel`: `dp:N`, `tp:M` or both, comma separated (each at
+/// least 1), into `options.dataParallel` and `options.tensorParallel`.
 llvm::Error parseParallelOption(llvm::StringRef text, CompileOptions &options);
 
 /// The import options of the shard one of `ranks` data-parallel ranks

@@ -128,9 +128,10 @@ static cl::opt<double> gradClip("grad-clip",
                                 cl::desc("Clip the gradients' global L2 norm to this (0: off)"),
                                 cl::init(0), cl::cat(nnccOptions));
 static cl::opt<std::string> parallel(
-    "parallel", cl::desc("With --train: dp:N compiles one rank of N data-parallel ranks, each "
-                         "training on 1/N of the compiled batch under mpirun (docs/distributed.md)"),
-    cl::value_desc("dp:N"), cl::cat(nnccOptions));
+    "parallel", cl::desc("The rank layout, world = N*M ranks under mpirun: dp:N (with --train) trains each "
+                         "of N data-parallel ranks on 1/N of the compiled batch; tp:M splits the model's "
+                         "column/row-parallel layer pairs over M ranks (docs/distributed.md)"),
+    cl::value_desc("dp:N,tp:M"), cl::cat(nnccOptions));
 static cl::opt<int64_t> bucketBytes("bucket-bytes",
                                     cl::desc("With --parallel: most bytes of one gradient all-reduce"),
                                     cl::init(25 << 20), cl::cat(nnccOptions));

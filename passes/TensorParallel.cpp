@@ -1,0 +1,424 @@
+/// nncc-tensor-parallel: Megatron's tensor parallelism as a sharding of the
+/// forward graph over the T ranks of a tensor group.
+///
+/// A column-parallel layer (a matmul by a weight whose columns split in T)
+/// starts a region where values are split along one axis; the split follows
+/// the graph through the ops that keep every rank's part independent (bias
+/// adds, activations, the reshapes and transposes of attention heads, the
+/// batched matmuls and softmax of attention) and ends at a row-parallel
+/// layer (a matmul contracting the split axis), whose partial products are
+/// summed over the group. A region that meets anything else (a residual add
+/// of a whole value, a norm over the split axis, an output) is given up, and
+/// its layers stay whole on every rank. So the split is right by
+/// construction, and the collectives are Megatron's minimum: one sum per
+/// region forward, one per region input backward.
+#include "passes/Passes.h"
+
+#include "dialects/NN/NNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace nncc {
+#define GEN_PASS_DEF_TENSORPARALLELPASS
+#include "passes/Passes.h.inc"
+} // namespace nncc
+
+using namespace mlir;
+using namespace nncc;
+
+namespace {
+
+using Origins = llvm::SmallSetVector<Operation *, 4>;
+
+RankedTensorType tensorType(Value v) { return dyn_cast<RankedTensorType>(v.getType()); }
+
+/// A weight the pass may cut: an nn.constant, or the load of a global.
+bool isWeight(Value v) {
+  Operation *def = v.getDefiningOp();
+  return def && (isa<nn::ConstantOp>(def) || isa<ml_program::GlobalLoadOp>(def));
+}
+
+/// The sharding of one function for a given set of column-parallel layers:
+/// the split axis of every split value, the weights to cut and the layers
+/// whose result is a partial sum. `conflict` names the layers whose regions
+/// reach an op the split cannot pass, and the op.
+class Sharding {
+public:
+  Sharding(func::FuncOp func, int64_t parts, const llvm::SetVector<Operation *> &columns)
+      : parts(parts), columns(columns) {
+    for (Operation &op : func.getBody().front()) {
+      if (failed(visit(&op)))
+        return;
+    }
+  }
+
+  int64_t parts;
+  const llvm::SetVector<Operation *> &columns;
+  llvm::DenseMap<Value, int64_t> splitAxis;
+  llvm::DenseMap<Value, Origins> origins;
+  /// Weight value -> the axis its users need it cut along.
+  llvm::MapVector<Value, int64_t> cutWeights;
+  llvm::SetVector<Operation *> partialSums;
+  Origins conflict;
+  Operation *conflictOp = nullptr;
+
+private:
+  int64_t axisOf(Value v) const {
+    auto it = splitAxis.find(v);
+    return it == splitAxis.end() ? -1 : it->second;
+  }
+
+  LogicalResult fail(Operation *op) {
+    conflictOp = op;
+    if (columns.contains(op))
+      conflict.insert(op);
+    for (Value v : op->getOperands())
+      if (auto it = origins.find(v); it != origins.end())
+        conflict.insert(it->second.begin(), it->second.end());
+    return failure();
+  }
+
+  void split(Value result, int64_t axis, Operation *op) {
+    splitAxis[result] = axis;
+    Origins &o = origins[result];
+    if (columns.contains(op))
+      o.insert(op);
+    for (Value v : op->getOperands())
+      if (auto it = origins.find(v); it != origins.end())
+        o.insert(it->second.begin(), it->second.end());
+  }
+
+  /// Whether `weight` can be cut along `axis` in parts (one demand per
+  /// weight: a weight two layers need cut differently, or one cut and one
+  /// whole, is refused at the rewrite).
+  bool cut(Value weight, int64_t axis) {
+    auto type = tensorType(weight);
+    if (!isWeight(weight) || !type || !type.hasStaticShape() || type.getDimSize(axis) % parts != 0)
+      return false;
+    auto [it, inserted] = cutWeights.insert({weight, axis});
+    return inserted || it->second == axis;
+  }
+
+  LogicalResult visit(Operation *op) {
+    bool anySplit = llvm::any_of(op->getOperands(), [&](Value v) { return axisOf(v) >= 0; });
+    if (auto matmul = dyn_cast<nn::MatMulOp>(op))
+      return visitMatMul(matmul);
+    if (!anySplit)
+      return success();
+    if (auto kind = dyn_cast<nn::FusionKindOpInterface>(op)) {
+      if (kind.getFusionKind() == nn::FusionKind::Elementwise && op->getNumOperands() == 1) {
+        split(op->getResult(0), axisOf(op->getOperand(0)), op);
+        return success();
+      }
+      if (kind.getFusionKind() == nn::FusionKind::Broadcast)
+        return visitBroadcast(op);
+    }
+    if (auto transpose = dyn_cast<nn::TransposeOp>(op)) {
+      auto perm = transpose.getPerm();
+      int64_t a = axisOf(transpose.getInput());
+      for (auto [i, p] : llvm::enumerate(perm))
+        if (p == a)
+          split(transpose.getResult(), i, op);
+      return success();
+    }
+    if (auto reshape = dyn_cast<nn::ReshapeOp>(op))
+      return visitReshape(reshape);
+    if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
+      int64_t rank = tensorType(op->getResult(0)).getRank();
+      int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+      axis = axis < 0 ? axis + rank : axis;
+      int64_t a = axisOf(op->getOperand(0));
+      if (axis == a)
+        return fail(op);
+      split(op->getResult(0), a, op);
+      return success();
+    }
+    if (auto norm = dyn_cast<nn::LayerNormOp>(op)) {
+      int64_t a = axisOf(norm.getInput());
+      int64_t rank = tensorType(norm.getInput()).getRank();
+      int64_t axis = int64_t(norm.getAxis()) < 0 ? int64_t(norm.getAxis()) + rank : int64_t(norm.getAxis());
+      if (a < 0 || a >= axis)
+        return fail(op);
+      split(norm.getResult(), a, op);
+      return success();
+    }
+    return fail(op);
+  }
+
+  /// Column-parallel (a whole input by a weight cut in columns), row-parallel
+  /// (contracting the split axis: a partial sum), or a batched product whose
+  /// operands are split alike (attention's heads).
+  LogicalResult visitMatMul(nn::MatMulOp op) {
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    auto lt = tensorType(lhs), rt = tensorType(rhs), ot = tensorType(op.getResult());
+    if (!lt || !rt || !ot || lt.getRank() < 2 || rt.getRank() < 2)
+      return axisOf(lhs) < 0 && axisOf(rhs) < 0 ? success() : fail(op);
+    int64_t la = axisOf(lhs), ra = axisOf(rhs);
+    int64_t lr = lt.getRank(), rr = rt.getRank(), r = ot.getRank();
+    if (la < 0 && ra < 0) {
+      if (!columns.contains(op))
+        return success();
+      if (!cut(rhs, rr - 1))
+        return fail(op);
+      split(op.getResult(), r - 1, op);
+      return success();
+    }
+    // Contracting the split axis: every rank holds a partial product.
+    bool lhsK = la == lr - 1, rhsK = ra == rr - 2;
+    if (lhsK && (rhsK || (ra < 0 && rr == 2 && cut(rhs, 0)))) {
+      partialSums.insert(op);
+      return success();
+    }
+    // A batch axis split in both (or broadcast in the whole one).
+    auto batchAxis = [&](int64_t a, int64_t rank) { return a >= 0 && a < rank - 2 ? a + (r - rank) : -1; };
+    int64_t lb = batchAxis(la, lr), rb = batchAxis(ra, rr);
+    if ((la < 0 || lb >= 0) && (ra < 0 || rb >= 0)) {
+      int64_t out = lb >= 0 ? lb : rb;
+      if (lb >= 0 && rb >= 0 && lb != rb)
+        return fail(op);
+      Value whole = la < 0 ? lhs : (ra < 0 ? rhs : Value());
+      if (whole) {
+        auto wt = tensorType(whole);
+        int64_t wa = out - (r - wt.getRank());
+        if (wa >= 0 && wt.getDimSize(wa) != 1)
+          return fail(op);
+      }
+      split(op.getResult(), out, op);
+      return success();
+    }
+    // Rows of the left operand, or columns of the right one, by a whole other.
+    if (la == lr - 2 && ra < 0) {
+      split(op.getResult(), r - 2, op);
+      return success();
+    }
+    if (ra == rr - 1 && la < 0) {
+      split(op.getResult(), r - 1, op);
+      return success();
+    }
+    return fail(op);
+  }
+
+  /// Broadcasting ops: every split operand split along the same result axis;
+  /// a whole operand broadcast along it, or a weight cut alike (a bias).
+  LogicalResult visitBroadcast(Operation *op) {
+    auto rt = tensorType(op->getResult(0));
+    if (!rt)
+      return fail(op);
+    int64_t r = rt.getRank(), out = -1;
+    for (Value v : op->getOperands())
+      if (int64_t a = axisOf(v); a >= 0) {
+        int64_t o = a + (r - tensorType(v).getRank());
+        if (out >= 0 && o != out)
+          return fail(op);
+        out = o;
+      }
+    for (Value v : op->getOperands()) {
+      if (axisOf(v) >= 0)
+        continue;
+      auto t = tensorType(v);
+      int64_t a = out - (r - t.getRank());
+      if (a < 0 || t.getDimSize(a) == 1)
+        continue;
+      if (!cut(v, a))
+        return fail(op);
+    }
+    split(op->getResult(0), out, op);
+    return success();
+  }
+
+  /// A reshape keeps the split when the split axis's blocks stay contiguous
+  /// blocks of one result axis: the same number of elements before both
+  /// axes, and that result axis divisible by the parts (a heads axis split
+  /// from, or merged back into, the features).
+  LogicalResult visitReshape(nn::ReshapeOp op) {
+    auto in = tensorType(op.getInput()), out = tensorType(op.getResult());
+    int64_t a = axisOf(op.getInput());
+    if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape())
+      return fail(op);
+    int64_t before = 1;
+    for (int64_t i = 0; i < a; ++i)
+      before *= in.getDimSize(i);
+    int64_t prefix = 1;
+    for (int64_t j = 0; j < out.getRank(); ++j) {
+      if (prefix == before && out.getDimSize(j) > 1 && out.getDimSize(j) % parts == 0) {
+        split(op.getResult(), j, op);
+        return success();
+      }
+      prefix *= out.getDimSize(j);
+    }
+    return fail(op);
+  }
+};
+
+/// The ops of `module` that name global `symbol` (its loads and stores).
+SmallVector<Operation *> globalUsers(ModuleOp module, StringAttr symbol) {
+  SmallVector<Operation *> users;
+  module.walk([&](Operation *op) {
+    for (NamedAttribute attr : op->getAttrs())
+      if (auto ref = dyn_cast<SymbolRefAttr>(attr.getValue()); ref && ref.getRootReference() == symbol)
+        users.push_back(op);
+  });
+  return users;
+}
+
+/// The part type of `type` cut in `parts` along `axis`.
+RankedTensorType partType(RankedTensorType type, int64_t axis, int64_t parts) {
+  SmallVector<int64_t> dims(type.getShape());
+  dims[axis] /= parts;
+  return RankedTensorType::get(dims, type.getElementType());
+}
+
+struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPass> {
+  using TensorParallelPassBase::TensorParallelPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (parts < 1) {
+      module.emitError("nncc-tensor-parallel: tensor-parallel must be at least 1");
+      return signalPassFailure();
+    }
+    if (parts == 1)
+      return;
+    auto func = SymbolTable(module).lookup<func::FuncOp>(entry);
+    if (!func) {
+      module.emitError("nncc-tensor-parallel: the module has no entry '") << entry << "'";
+      return signalPassFailure();
+    }
+    // Every matmul by a weight whose columns split is a candidate; regions
+    // that fail give their layers up, until the rest shard cleanly.
+    llvm::SetVector<Operation *> columns;
+    func.walk([&](nn::MatMulOp op) {
+      auto rt = tensorType(op.getRhs());
+      if (rt && rt.getRank() == 2 && isWeight(op.getRhs()) && rt.getDimSize(1) % parts == 0 &&
+          (shardConstants || !isa<nn::ConstantOp>(op.getRhs().getDefiningOp())))
+        columns.insert(op);
+    });
+    std::optional<Sharding> sharding;
+    while (true) {
+      sharding.emplace(func, parts, columns);
+      if (!sharding->conflictOp)
+        checkWeights(module, func, *sharding);
+      if (!sharding->conflictOp)
+        break;
+      if (sharding->conflict.empty()) {
+        sharding->conflictOp->emitError("nncc-tensor-parallel: cannot split this op over the tensor group");
+        return signalPassFailure();
+      }
+      for (Operation *op : sharding->conflict)
+        columns.remove(op);
+    }
+    if (sharding->partialSums.empty()) {
+      func.emitError("nncc-tensor-parallel: no layer of '")
+          << entry << "' splits over " << parts
+          << " ranks (Megatron pairs: a matmul by a weight whose columns divide by the ranks, then "
+             "one contracting them)";
+      return signalPassFailure();
+    }
+    if (failed(rewrite(module, *sharding)))
+      return signalPassFailure();
+    setLayout(module);
+  }
+
+  /// A weight is cut once for all its users: every user of a cut weight must
+  /// take it cut, and a cut global is read only by this function's loads of
+  /// the same cut. When a weight fails this, the regions of its users are
+  /// given up (`s.conflict`).
+  void checkWeights(ModuleOp module, func::FuncOp func, Sharding &s) {
+    for (auto [weight, axis] : s.cutWeights) {
+      bool ok = true;
+      if (auto load = weight.getDefiningOp<ml_program::GlobalLoadOp>()) {
+        for (Operation *user : globalUsers(module, load.getGlobalAttr().getRootReference())) {
+          auto other = dyn_cast<ml_program::GlobalLoadOp>(user);
+          if (!other || other->getParentOfType<func::FuncOp>() != func) {
+            ok = false;
+          } else if (other.getResult() != weight) {
+            auto it = s.cutWeights.find(other.getResult());
+            ok &= it != s.cutWeights.end() && it->second == axis;
+          }
+        }
+      }
+      for (Operation *user : weight.getUsers())
+        ok &= s.splitAxis.count(user->getResult(0)) || s.partialSums.contains(user);
+      if (ok)
+        continue;
+      s.conflictOp = weight.getDefiningOp();
+      for (Operation *user : weight.getUsers())
+        for (Value v : llvm::concat<Value>(user->getOperands(), user->getResults()))
+          if (auto it = s.origins.find(v); it != s.origins.end())
+            s.conflict.insert(it->second.begin(), it->second.end());
+      return;
+    }
+  }
+
+  LogicalResult rewrite(ModuleOp module, Sharding &s) {
+    MLIRContext *ctx = module.getContext();
+    OpBuilder top(module.getBodyRegion());
+    top.setInsertionPointToStart(module.getBody());
+    SymbolTable symbols(module);
+    auto shardAttr = [&](int64_t axis) { return DenseI64ArrayAttr::get(ctx, {axis, parts}); };
+    // Cut weights become (or are) globals holding the rank's part: every
+    // rank starts from the whole value and keeps part t (module_abi.h).
+    int counter = 0;
+    for (auto [weight, axis] : s.cutWeights) {
+      auto type = tensorType(weight);
+      auto part = partType(type, axis, parts);
+      if (auto load = weight.getDefiningOp<ml_program::GlobalLoadOp>()) {
+        auto global = symbols.lookup<ml_program::GlobalOp>(load.getGlobalAttr().getRootReference());
+        if (!global || !global.getIsMutable() || global->hasAttr(dist::kShardAttrName))
+          return load.emitError("nncc-tensor-parallel: the weight's global cannot be split");
+        global.setType(part);
+        global->setAttr(dist::kShardAttrName, shardAttr(axis));
+        for (Operation *user : globalUsers(module, global.getSymNameAttr()))
+          user->getResult(0).setType(part);
+        continue;
+      }
+      auto constant = weight.getDefiningOp<nn::ConstantOp>();
+      auto name = dyn_cast<NameLoc>(constant.getLoc());
+      std::string symbol = name ? name.getName().str() : "tensor_parallel.weight" + std::to_string(counter++);
+      auto global = ml_program::GlobalOp::create(top, constant.getLoc(), symbol, part, /*is_mutable=*/true,
+                                                 constant.getValue(), top.getStringAttr("private"));
+      global->setAttr(dist::kShardAttrName, shardAttr(axis));
+      symbols.insert(global);
+      OpBuilder b(constant);
+      auto load = ml_program::GlobalLoadOp::create(b, constant.getLoc(), part,
+                                                   FlatSymbolRefAttr::get(global.getSymNameAttr()));
+      constant.replaceAllUsesWith(load.getResult());
+      constant.erase();
+    }
+    for (auto [value, axis] : s.splitAxis)
+      value.setType(partType(tensorType(value), axis, parts));
+    auto groupSize = IntegerAttr::get(IntegerType::get(ctx, 64), parts);
+    auto tensorGroup = StringAttr::get(ctx, "tensor");
+    // Megatron's f: the whole input of a column-parallel layer.
+    for (Operation *op : s.columns) {
+      if (!s.splitAxis.count(op->getResult(0)))
+        continue;
+      auto matmul = cast<nn::MatMulOp>(op);
+      OpBuilder b(op);
+      auto replicate = dist::ReplicateOp::create(b, op->getLoc(), matmul.getLhs(), groupSize, tensorGroup);
+      matmul.getLhsMutable().assign(replicate.getResult());
+    }
+    // Megatron's g: the partial products summed over the group.
+    for (Operation *op : s.partialSums) {
+      OpBuilder b(op->getContext());
+      b.setInsertionPointAfter(op);
+      Value partial = op->getResult(0);
+      auto sum = dist::AllReduceOp::create(b, op->getLoc(), TypeRange{partial.getType()}, ValueRange{partial},
+                                           b.getStringAttr("sum"), groupSize, tensorGroup);
+      partial.replaceAllUsesExcept(sum.getResult(0), sum);
+    }
+    return success();
+  }
+
+  /// `nncc.parallel = [D, T]`: the module's rank layout (module_abi.h).
+  void setLayout(ModuleOp module) {
+    int64_t dataParallel = 1;
+    if (auto layout = module->getAttrOfType<DenseI64ArrayAttr>(dist::kParallelAttrName))
+      dataParallel = layout[0];
+    module->setAttr(dist::kParallelAttrName, DenseI64ArrayAttr::get(module.getContext(), {dataParallel, parts}));
+  }
+};
+
+} // namespace
