@@ -311,7 +311,7 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
     }
     if (sharding->partialSums.empty()) {
       func.emitError("nncc-tensor-parallel: no layer of '")
-          << entry << "' splits over " << parts
+          << entry << "' splits over " << int64_t(parts)
           << " ranks (Megatron pairs: a matmul by a weight whose columns divide by the ranks, then "
              "one contracting them)";
       return signalPassFailure();
@@ -391,14 +391,23 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
       value.setType(partType(tensorType(value), axis, parts));
     auto groupSize = IntegerAttr::get(IntegerType::get(ctx, 64), parts);
     auto tensorGroup = StringAttr::get(ctx, "tensor");
-    // Megatron's f: the whole input of a column-parallel layer.
+    // Megatron's f: the whole input of column-parallel layers, once per
+    // value (its backward sum then covers all of them).
+    llvm::DenseMap<Value, Value> replicated;
     for (Operation *op : s.columns) {
       if (!s.splitAxis.count(op->getResult(0)))
         continue;
       auto matmul = cast<nn::MatMulOp>(op);
-      OpBuilder b(op);
-      auto replicate = dist::ReplicateOp::create(b, op->getLoc(), matmul.getLhs(), groupSize, tensorGroup);
-      matmul.getLhsMutable().assign(replicate.getResult());
+      Value &r = replicated[matmul.getLhs()];
+      if (!r) {
+        OpBuilder b(op);
+        if (Operation *def = matmul.getLhs().getDefiningOp())
+          b.setInsertionPointAfter(def);
+        else
+          b.setInsertionPointToStart(matmul.getLhs().getParentBlock());
+        r = dist::ReplicateOp::create(b, op->getLoc(), matmul.getLhs(), groupSize, tensorGroup);
+      }
+      matmul.getLhsMutable().assign(r);
     }
     // Megatron's g: the partial products summed over the group.
     for (Operation *op : s.partialSums) {
