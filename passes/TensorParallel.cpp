@@ -105,6 +105,8 @@ private:
     bool anySplit = llvm::any_of(op->getOperands(), [&](Value v) { return axisOf(v) >= 0; });
     if (auto matmul = dyn_cast<nn::MatMulOp>(op))
       return visitMatMul(matmul);
+    if (auto gemm = dyn_cast<nn::GemmOp>(op))
+      return visitGemm(gemm);
     if (!anySplit)
       return success();
     if (auto kind = dyn_cast<nn::FusionKindOpInterface>(op)) {
@@ -200,6 +202,32 @@ private:
     return fail(op);
   }
 
+  /// ONNX Gemm (PyTorch's Linear on 2-D inputs): column-parallel with its
+  /// weight and bias cut along N, or row-parallel with its weight cut along
+  /// K (the bias is then added once, after the sum: see the rewrite).
+  LogicalResult visitGemm(nn::GemmOp op) {
+    Value a = op.getA(), b = op.getB(), c = op.getC();
+    int64_t aa = axisOf(a);
+    if (axisOf(b) >= 0 || (c && axisOf(c) >= 0) || (aa >= 0 && op.getTransA()))
+      return fail(op);
+    int64_t nAxis = op.getTransB() ? 0 : 1, kAxis = 1 - nAxis;
+    if (aa < 0) {
+      if (!columns.contains(op))
+        return success();
+      if (!cut(b, nAxis))
+        return fail(op);
+      if (auto ct = c ? tensorType(c) : RankedTensorType(); ct && ct.getRank() > 0 && ct.getShape().back() != 1 &&
+                                                          !cut(c, ct.getRank() - 1))
+        return fail(op);
+      split(op.getResult(), 1, op);
+      return success();
+    }
+    if (aa != 1 || !cut(b, kAxis))
+      return fail(op);
+    partialSums.insert(op);
+    return success();
+  }
+
   /// Broadcasting ops: every split operand split along the same result axis;
   /// a whole operand broadcast along it, or a weight cut alike (a bias).
   LogicalResult visitBroadcast(Operation *op) {
@@ -289,11 +317,17 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
     // Every matmul by a weight whose columns split is a candidate; regions
     // that fail give their layers up, until the rest shard cleanly.
     llvm::SetVector<Operation *> columns;
-    func.walk([&](nn::MatMulOp op) {
-      auto rt = tensorType(op.getRhs());
-      if (rt && rt.getRank() == 2 && isWeight(op.getRhs()) && rt.getDimSize(1) % parts == 0 &&
-          (shardConstants || !isa<nn::ConstantOp>(op.getRhs().getDefiningOp())))
+    auto candidate = [&](Operation *op, Value weight, int64_t nAxis) {
+      auto wt = tensorType(weight);
+      if (wt && wt.getRank() == 2 && isWeight(weight) && wt.getDimSize(nAxis) % parts == 0 &&
+          (shardConstants || !isa<nn::ConstantOp>(weight.getDefiningOp())))
         columns.insert(op);
+    };
+    func.walk([&](Operation *op) {
+      if (auto matmul = dyn_cast<nn::MatMulOp>(op))
+        candidate(op, matmul.getRhs(), 1);
+      else if (auto gemm = dyn_cast<nn::GemmOp>(op); gemm && !gemm.getTransA())
+        candidate(op, gemm.getB(), gemm.getTransB() ? 0 : 1);
     });
     std::optional<Sharding> sharding;
     while (true) {
@@ -397,19 +431,20 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
     for (Operation *op : s.columns) {
       if (!s.splitAxis.count(op->getResult(0)))
         continue;
-      auto matmul = cast<nn::MatMulOp>(op);
-      Value &r = replicated[matmul.getLhs()];
+      OpOperand &input = op->getOpOperand(0); // matmul's lhs, gemm's a
+      Value &r = replicated[input.get()];
       if (!r) {
         OpBuilder b(op);
-        if (Operation *def = matmul.getLhs().getDefiningOp())
+        if (Operation *def = input.get().getDefiningOp())
           b.setInsertionPointAfter(def);
         else
-          b.setInsertionPointToStart(matmul.getLhs().getParentBlock());
-        r = dist::ReplicateOp::create(b, op->getLoc(), matmul.getLhs(), groupSize, tensorGroup);
+          b.setInsertionPointToStart(input.get().getParentBlock());
+        r = dist::ReplicateOp::create(b, op->getLoc(), input.get(), groupSize, tensorGroup);
       }
-      matmul.getLhsMutable().assign(r);
+      input.set(r);
     }
-    // Megatron's g: the partial products summed over the group.
+    // Megatron's g: the partial products summed over the group; a Gemm's
+    // bias (beta * C) is added after the sum, once.
     for (Operation *op : s.partialSums) {
       OpBuilder b(op->getContext());
       b.setInsertionPointAfter(op);
@@ -417,6 +452,22 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
       auto sum = dist::AllReduceOp::create(b, op->getLoc(), TypeRange{partial.getType()}, ValueRange{partial},
                                            b.getStringAttr("sum"), groupSize, tensorGroup);
       partial.replaceAllUsesExcept(sum.getResult(0), sum);
+      auto gemm = dyn_cast<nn::GemmOp>(op);
+      if (!gemm || !gemm.getC())
+        continue;
+      Value bias = gemm.getC();
+      gemm.getCMutable().clear();
+      Value result = sum.getResult(0);
+      if (gemm.getBeta().convertToDouble() != 1.0) {
+        auto bt = tensorType(bias);
+        auto scalarType = RankedTensorType::get({}, bt.getElementType());
+        Value beta = nn::ConstantOp::create(
+            b, op->getLoc(), scalarType,
+            DenseElementsAttr::get(scalarType, b.getFloatAttr(bt.getElementType(), gemm.getBeta().convertToDouble())));
+        bias = nn::MulOp::create(b, op->getLoc(), bt, bias, beta);
+      }
+      auto add = nn::AddOp::create(b, op->getLoc(), result.getType(), result, bias);
+      result.replaceAllUsesExcept(add.getResult(), add);
     }
     return success();
   }

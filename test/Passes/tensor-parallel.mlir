@@ -97,3 +97,29 @@ func.func @forward(%x: tensor<1x2x8xf32>) -> tensor<1x2x8xf32> {
   %y = nn.matmul %m, %wo : (tensor<1x2x8xf32>, tensor<8x8xf32>) -> tensor<1x2x8xf32>
   return %y : tensor<1x2x8xf32>
 }
+
+// -----
+
+// PyTorch's Linear on 2-D inputs (Gemm, transB): the first cut along N (the
+// rows of its [N, K] weight, and its bias), the second along K (the columns
+// of its weight); its bias, times beta, is added once after the sum.
+// CHECK-DAG: ml_program.global private mutable @w1({{.*}}) : tensor<4x4xf32> {nncc.shard = array<i64: 0, 2>}
+// CHECK-DAG: ml_program.global private mutable @b1({{.*}}) : tensor<4xf32> {nncc.shard = array<i64: 0, 2>}
+// CHECK-DAG: ml_program.global private mutable @w2({{.*}}) : tensor<4x4xf32> {nncc.shard = array<i64: 1, 2>}
+// CHECK-LABEL: func.func @forward
+// CHECK: %[[H:.*]] = nn.gemm %{{.*}}, %{{.*}}, %{{.*}} {{.*}} : (tensor<3x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+// CHECK: %[[P:.*]] = nn.gemm %{{.*}}, %{{.*}} {{.*}} : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>
+// CHECK: %[[S:.*]] = dist.all_reduce %[[P]] {group = "tensor", group_size = 2 : i64, reduction = "sum"}
+// CHECK: %[[C:.*]] = nn.mul %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+// CHECK: %[[Y:.*]] = nn.add %[[S]], %[[C]]
+// CHECK: return %[[Y]]
+func.func @forward(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %w1 = nn.constant dense<1.0> : tensor<8x4xf32> loc("w1")
+  %b1 = nn.constant dense<0.25> : tensor<8xf32> loc("b1")
+  %w2 = nn.constant dense<2.0> : tensor<4x8xf32> loc("w2")
+  %b2 = nn.constant dense<0.5> : tensor<4xf32> loc("b2")
+  %h = nn.gemm %x, %w1, %b1 {alpha = 1.0 : f64, beta = 1.0 : f64, trans_a = false, trans_b = true} : (tensor<3x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<3x8xf32>
+  %a = nn.tanh %h : tensor<3x8xf32>
+  %y = nn.gemm %a, %w2, %b2 {alpha = 1.0 : f64, beta = 2.0 : f64, trans_a = false, trans_b = true} : (tensor<3x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
