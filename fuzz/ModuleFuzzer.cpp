@@ -66,7 +66,8 @@ const nncc_gpu_image images[] = {
     {"sm_90", ".version 8.0\n.target sm_90\n.entry add() { ret; }\n", cubin, sizeof(cubin)}};
 const nncc_module base = {NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module),
                           "nncc fuzz", 2, plans, 2, kernels, 2, weights, blob, nullptr,
-                          sizeof(blob), 0, 1, images, "x86-64-v3", "avx,avx2,fma", 0};
+                          sizeof(blob), 0, 1, images, "x86-64-v3", "avx,avx2,fma", 0,
+                          /*num_states=*/0, /*states=*/nullptr, /*data_parallel=*/1, /*tensor_parallel=*/1};
 
 /// The flattened module: bytes, and the offsets of its pointer slots.
 struct Image {

@@ -69,18 +69,21 @@ Status saveCheckpoint(Session &session, const char *path) {
   std::vector<uint8_t> out(kMagic, kMagic + 8);
   put<uint32_t>(out, kVersion);
   put<uint32_t>(out, static_cast<uint32_t>(m.num_states));
+  // Whole tensors (a sharded state gathered from its tensor group), so the
+  // file loads at any layout; every rank of a tensor group must call it.
   for (int32_t i = 0; i < m.num_states; ++i) {
-    const nncc_state &st = m.states[i];
+    const nncc_tensor_desc &st = session.module().stateDesc(i);
+    int64_t stBytes = session.module().stateBytes(i);
     put<uint32_t>(out, static_cast<uint32_t>(std::strlen(st.name)));
     out.insert(out.end(), st.name, st.name + std::strlen(st.name));
     put<int32_t>(out, st.dtype);
     put<int32_t>(out, st.rank);
     for (int32_t d = 0; d < st.rank; ++d)
       put<int64_t>(out, st.dims[d]);
-    put<int64_t>(out, st.bytes);
+    put<int64_t>(out, stBytes);
     size_t at = out.size();
-    out.resize(at + static_cast<size_t>(st.bytes));
-    NNCC_RETURN_IF_ERROR(session.readState(st.name, out.data() + at, st.bytes));
+    out.resize(at + static_cast<size_t>(stBytes));
+    NNCC_RETURN_IF_ERROR(session.readState(st.name, out.data() + at, stBytes));
   }
   put<uint64_t>(out, fnv(out.data(), out.size()));
   return writeFileAtomically(path, out, "the checkpoint");
@@ -136,9 +139,9 @@ Status loadCheckpoint(Session &session, const char *path) {
                           "module '%s' does not have (its states: %s)",
                           path, s.c_str(), saved.c_str(), session.module().path().c_str(),
                           session.module().stateNames().c_str()));
-    const nncc_state &st = m.states[index];
+    const nncc_tensor_desc &st = session.module().stateDesc(index);
     std::string want = typeString(st.dtype, st.rank, st.dims);
-    if (saved != want || n != st.bytes)
+    if (saved != want || n != session.module().stateBytes(index))
       return error(NNCC_ERROR_INVALID_ARGUMENT,
                    format("%s: the checkpoint belongs to another model: its state '%s' is %s, module "
                           "'%s' has %s",

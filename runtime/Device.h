@@ -12,6 +12,7 @@
 #include "Module.h"
 #include "Status.h"
 #include "dist/Communicator.h"
+#include "dist/Groups.h"
 
 #include <memory>
 #include <string>
@@ -34,16 +35,14 @@ struct SessionConfig {
   int threads = 1; // resolved: >= 1
   /// CUDA: the caller's CUstream each run waits for (nncc_session_options.cuda_stream).
   void *cudaStream = nullptr;
-  /// What collective steps run over (never null: a SelfCommunicator for a
-  /// world of one).
+  /// The session's world (never null: a SelfCommunicator for a world of
+  /// one) and its parallel groups, which collective steps run over
+  /// (NNCC_COLLECTIVE_GROUP).
   std::shared_ptr<Communicator> communicator;
+  ParallelGroups groups;
   /// The module's plan for the device's kind (never null).
   const nncc_plan *plan = nullptr;
 };
-
-/// Checks that every collective step of `plan` (of `module`) was compiled
-/// for the world of `comm` (its NNCC_COLLECTIVE_GROUP_SIZE), naming both sizes.
-Status checkCollectiveWorld(const Module &module, const nncc_plan &plan, const Communicator &comm);
 
 /// One session's state on one device.
 class DeviceSession {
@@ -59,8 +58,9 @@ public:
   /// one the step loop must not pay for profiling.
   virtual Status run(int32_t entry, const void *const *inputs, void *const *outputs,
                      Profiler *profiler) = 0;
-  /// Copies module state `i` (nncc_state.bytes) to `dst` / from `src`, host
-  /// memory, between runs.
+  /// Copies module state `i` (nncc_state.bytes: one part of a sharded
+  /// state) to `dst` / from `src`, host memory, between runs. A device
+  /// session starts a sharded state zero-filled; the Session writes its part.
   virtual Status readState(int32_t i, void *dst) = 0;
   virtual Status writeState(int32_t i, const void *src) = 0;
 };

@@ -219,7 +219,18 @@ Status Module::verify(const ModuleMemory &memory) {
                         "records 0x%016llx): the module is corrupt",
                         static_cast<unsigned long long>(sum),
                         static_cast<unsigned long long>(abi.plan_checksum)));
-  return verifyPlan(abi, &plan_);
+  NNCC_RETURN_IF_ERROR(verifyPlan(abi, &plan_));
+  stateDims_.resize(static_cast<size_t>(abi.num_states));
+  for (int32_t i = 0; i < abi.num_states; ++i) {
+    const nncc_state &st = abi.states[i];
+    int32_t parts = st.shard_parts > 1 ? st.shard_parts : 1;
+    stateDims_[i].assign(st.dims, st.dims + st.rank);
+    if (parts > 1)
+      stateDims_[i][st.shard_axis] *= parts; // the verifier bounds bytes * parts
+    stateDescs_.push_back({st.name, st.dtype, st.rank, stateDims_[i].data()});
+    stateBytes_.push_back(st.bytes * parts);
+  }
+  return Status::ok();
 }
 
 Status Module::loadWeights() {

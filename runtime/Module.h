@@ -61,6 +61,11 @@ public:
   int32_t findState(const char *name) const;
   /// "'a', 'b'" (or "none"), for messages.
   std::string stateNames() const;
+  /// State `i` as a whole tensor: a sharded state's dims with the split one
+  /// times its parts (nncc_state has one part's). What state info,
+  /// Session::readState/writeState, checkpoints and ONNX export see.
+  const nncc_tensor_desc &stateDesc(int32_t i) const { return stateDescs_[i]; }
+  int64_t stateBytes(int32_t i) const { return stateBytes_[i]; }
   /// "'forward', 'train_step'" for error messages.
   std::string entryNames() const;
   /// Largest arena_bytes over the entries of `plan` (a session's one arena).
@@ -100,6 +105,9 @@ private:
   void *map_ = nullptr; // mmapped weights file
   size_t mapBytes_ = 0;
   VerifiedPlan plan_;
+  std::vector<std::vector<int64_t>> stateDims_; // whole dims, per state
+  std::vector<nncc_tensor_desc> stateDescs_;    // pointing into stateDims_
+  std::vector<int64_t> stateBytes_;
   mutable std::mutex deviceStateMutex_;
   mutable std::map<std::string, std::unique_ptr<ModuleDeviceState>> deviceStates_;
 };

@@ -104,8 +104,9 @@ bool gemmDtype(int32_t t) {
 }
 
 /// A collective step: the op, reduction and dtype this runtime executes,
-/// a group of at least one rank, and inputs and outputs paired by size.
-Status verifyCollective(const std::string &where, const nncc_step &st) {
+/// a group of the module's layout with that group's size, and inputs and
+/// outputs paired by size.
+Status verifyCollective(const nncc_module &m, const std::string &where, const nncc_step &st) {
   if (st.num_args < 2 || st.num_args % 2 != 0 || st.num_iparams != NNCC_COLLECTIVE_NUM_IPARAMS)
     return invalid(where + format("a collective needs an even number of args (inputs, then outputs) and %d "
                                   "integer parameters (has %d args, %d)",
@@ -119,8 +120,15 @@ Status verifyCollective(const std::string &where, const nncc_step &st) {
     return invalid(where + format("unknown reduction %lld", (long long)ip[NNCC_COLLECTIVE_REDUCTION]));
   if (ip[NNCC_COLLECTIVE_DTYPE] != NNCC_DTYPE_F32)
     return error(NNCC_ERROR_UNSUPPORTED, where + "collectives reduce f32 only");
-  if (ip[NNCC_COLLECTIVE_GROUP_SIZE] < 1 || ip[NNCC_COLLECTIVE_GROUP_SIZE] > INT32_MAX)
-    return invalid(where + format("group size %lld", (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE]));
+  int64_t group = ip[NNCC_COLLECTIVE_GROUP];
+  if (group != NNCC_GROUP_DATA && group != NNCC_GROUP_TENSOR)
+    return invalid(where + format("unknown parallel group %lld (1: data, 2: tensor)", (long long)group));
+  int64_t size = group == NNCC_GROUP_DATA ? m.data_parallel : m.tensor_parallel;
+  if (ip[NNCC_COLLECTIVE_GROUP_SIZE] != size)
+    return invalid(where + format("its %s group has %lld ranks, but the module's layout dp=%d x tp=%d gives it %lld",
+                                  group == NNCC_GROUP_DATA ? "data" : "tensor",
+                                  (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE], m.data_parallel, m.tensor_parallel,
+                                  (long long)size));
   int32_t k = st.num_args / 2;
   for (int32_t a = 0; a < k; ++a)
     if (st.args[a].bytes != st.args[k + a].bytes || st.args[a].bytes % 4 != 0)
@@ -315,7 +323,7 @@ Status verifyEntries(const nncc_module &m, const nncc_plan &plan, std::vector<in
           return invalid(where + "copy source is smaller than its destination");
         break;
       case NNCC_STEP_COLLECTIVE:
-        NNCC_RETURN_IF_ERROR(verifyCollective(where, st));
+        NNCC_RETURN_IF_ERROR(verifyCollective(m, where, st));
         for (int32_t a = st.num_args / 2; a < st.num_args; ++a)
           NNCC_RETURN_IF_ERROR(writable(a));
         break;
@@ -390,6 +398,10 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
                             static_cast<long long>(m.weights_bytes)));
   }
 
+  // Before the steps: collectives are checked against the layout.
+  if (m.data_parallel < 1 || m.tensor_parallel < 1 || m.data_parallel > INT32_MAX / m.tensor_parallel)
+    return invalid(format("invalid parallel layout dp=%d x tp=%d (each at least 1, the product an int32)",
+                          m.data_parallel, m.tensor_parallel));
   if (!validCount(m.num_states, m.states))
     return invalid("invalid state table");
   std::set<std::string> stateNames;
@@ -403,10 +415,19 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
     if (st.bytes != bytes)
       return invalid(format("state '%s' has %lld bytes, its shape %lld", st.name,
                             static_cast<long long>(st.bytes), static_cast<long long>(bytes)));
-    if (st.init_weight < -1 || st.init_weight >= m.num_weights ||
-        (st.init_weight >= 0 && m.weights[st.init_weight].bytes != st.bytes))
-      return invalid(format("state '%s' starts from weight %d, which is no weight of its size",
-                            st.name, st.init_weight));
+    // A sharded state holds one of tensor_parallel parts (module_abi.h);
+    // its weight is the whole tensor.
+    int64_t parts = st.shard_parts > 1 ? st.shard_parts : 1;
+    if (st.shard_parts < 0 || (parts > 1 && (parts != m.tensor_parallel || st.shard_axis < 0 ||
+                                             st.shard_axis >= st.rank)) ||
+        (parts == 1 && st.shard_axis != 0))
+      return invalid(format("state '%s' is split in %d parts along axis %d, but a sharded state needs as many "
+                            "parts as the module's tensor-parallel ranks (%d) and an axis below its rank %d",
+                            st.name, st.shard_parts, st.shard_axis, m.tensor_parallel, st.rank));
+    if (st.init_weight < -1 || st.init_weight >= m.num_weights || st.bytes > INT64_MAX / parts ||
+        (st.init_weight >= 0 && m.weights[st.init_weight].bytes != st.bytes * parts))
+      return invalid(format("state '%s' starts from weight %d, which is no weight of its %ssize", st.name,
+                            st.init_weight, parts > 1 ? "whole (all parts') " : ""));
   }
 
   // The runtime does not know a kernel's arity: every step calling a kernel

@@ -116,6 +116,16 @@ bool tensorHeader(const Bytes &b, size_t begin, size_t end, TensorHeader *t) {
 Status exportOnnx(Session &session, const char *original, const char *output) {
   if (!original || !output)
     return error(NNCC_ERROR_INVALID_ARGUMENT, "export: the model paths must not be NULL");
+  const nncc_module &m = session.module().abi();
+  // Every state, whole, in module order first: reading a sharded one is a
+  // collective of its tensor group, which the other ranks join by reading
+  // the states in the same order (docs/distributed.md), whatever the file
+  // holds.
+  std::vector<Bytes> values(static_cast<size_t>(m.num_states));
+  for (int32_t i = 0; i < m.num_states; ++i) {
+    values[i].resize(static_cast<size_t>(session.module().stateBytes(i)));
+    NNCC_RETURN_IF_ERROR(session.readState(m.states[i].name, values[i].data(), session.module().stateBytes(i)));
+  }
   std::ifstream in(original, std::ios::binary);
   if (!in)
     return error(NNCC_ERROR_NOT_FOUND, format("%s: cannot open the ONNX model", original));
@@ -123,7 +133,6 @@ Status exportOnnx(Session &session, const char *original, const char *output) {
   auto malformed = [&] {
     return error(NNCC_ERROR_INVALID_ARGUMENT, format("%s: not a readable ONNX model (protobuf)", original));
   };
-  const nncc_module &m = session.module().abi();
   Bytes out;
   int32_t replaced = 0;
   for (size_t at = 0; at < model.size();) {
@@ -151,7 +160,7 @@ Status exportOnnx(Session &session, const char *original, const char *output) {
         graph.insert(graph.end(), model.begin() + gf.begin, model.begin() + gf.end);
         continue;
       }
-      const nncc_state &st = m.states[state];
+      const nncc_tensor_desc &st = session.module().stateDesc(state); // whole, as the ONNX model has it
       std::string have = typeString(t.dtype, static_cast<int32_t>(t.dims.size()), t.dims.data());
       std::string want = typeString(st.dtype, st.rank, st.dims);
       if (have != want)
@@ -159,8 +168,7 @@ Status exportOnnx(Session &session, const char *original, const char *output) {
                      format("%s: initializer '%s' is %s, the module's state of that name %s: it was compiled "
                             "from another model",
                             original, t.name.c_str(), have.c_str(), want.c_str()));
-      Bytes value(static_cast<size_t>(st.bytes));
-      NNCC_RETURN_IF_ERROR(session.readState(st.name, value.data(), st.bytes));
+      const Bytes &value = values[state];
       Bytes tensor;
       for (int32_t d = 0; d < st.rank; ++d) {
         writeVarint(tensor, 1 << 3 | 0);

@@ -205,8 +205,18 @@ nncc_status nncc_module_state_info(const nncc_module_handle *module, int32_t ind
       return Status(NNCC_ERROR_INVALID_ARGUMENT,
                     nncc::rt::format("state index %d out of range (the module has %d states)", index,
                            m.num_states));
-    const nncc_state &st = m.states[index];
-    *out = nncc_tensor_desc{st.name, st.dtype, st.rank, st.dims};
+    *out = unwrap(module)->stateDesc(index); // a sharded state's whole tensor
+    return Status::ok();
+  });
+}
+
+nncc_status nncc_module_parallel(const nncc_module_handle *module, int32_t *data_parallel,
+                                 int32_t *tensor_parallel) {
+  return guarded([&]() -> Status {
+    if (!module || !data_parallel || !tensor_parallel)
+      return nullArgument("nncc_module_parallel");
+    *data_parallel = unwrap(module)->abi().data_parallel;
+    *tensor_parallel = unwrap(module)->abi().tensor_parallel;
     return Status::ok();
   });
 }

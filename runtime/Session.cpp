@@ -31,6 +31,28 @@ bool sameShape(const nncc_tensor_desc &d, const nncc_tensor &t) {
   return true;
 }
 
+/// Where part t of a sharded state lies in its whole tensor: `outer` runs
+/// of `run` bytes, part t's at t*run within each `parts`*run stretch.
+struct ShardLayout {
+  int64_t outer = 1, run = 0, parts = 1;
+  /// Copies part `t` from `whole` to `part`, or back with `toWhole`.
+  void copy(uint8_t *whole, uint8_t *part, int64_t t, bool toWhole) const {
+    for (int64_t o = 0; o < outer; ++o) {
+      uint8_t *w = whole + (o * parts + t) * run, *p = part + o * run;
+      std::memcpy(toWhole ? w : p, toWhole ? p : w, static_cast<size_t>(run));
+    }
+  }
+};
+
+ShardLayout shardLayout(const nncc_state &st) {
+  ShardLayout l;
+  l.parts = st.shard_parts;
+  l.run = nncc_dtype_bytes(st.dtype);
+  for (int32_t k = 0; k < st.rank; ++k)
+    (k < st.shard_axis ? l.outer : l.run) *= st.dims[k];
+  return l;
+}
+
 } // namespace
 
 void *allocateBuffer(int64_t bytes) {
@@ -76,7 +98,7 @@ Status Session::create(Module *module, const char *device, const nncc_session_op
     config.communicator = std::make_shared<SelfCommunicator>();
   NNCC_RETURN_IF_ERROR(module->planFor(spec.kind == DeviceSpec::Cuda ? NNCC_DEVICE_CUDA : NNCC_DEVICE_CPU,
                                        &config.plan));
-  NNCC_RETURN_IF_ERROR(checkCollectiveWorld(*module, *config.plan, *config.communicator));
+  NNCC_RETURN_IF_ERROR(makeParallelGroups(*module, *config.plan, config.communicator, &config.groups));
   bool profileFromEnv = !profile;
   if (profileFromEnv)
     profile = std::getenv("NNCC_PROFILE");
@@ -91,7 +113,13 @@ Status Session::create(Module *module, const char *device, const nncc_session_op
   s->module_ = module;
   s->deviceName_ = spec.str();
   s->plan_ = config.plan;
+  s->groups_ = config.groups;
   NNCC_RETURN_IF_ERROR(createDeviceSession(*module, spec, config, &s->device_));
+  // A sharded state starts as this rank's part of its whole initial value.
+  const nncc_module &m = module->abi();
+  for (int32_t i = 0; i < m.num_states; ++i)
+    if (m.states[i].shard_parts > 1 && m.states[i].init_weight >= 0)
+      NNCC_RETURN_IF_ERROR(s->writePart(i, module->weights() + m.weights[m.states[i].init_weight].offset));
   if (profile && *profile) {
     Status ps = Profiler::create(*module, *config.plan, profile, s->deviceName_, s->device_->threads(),
                                  &s->profiler_);
@@ -173,11 +201,11 @@ Status Session::stateIndex(const char *name, int64_t bytes, int32_t *index) cons
   if (i < 0)
     return error(NNCC_ERROR_NOT_FOUND, format("unknown state '%s' (the module has %s)",
                                               name ? name : "(null)", module_->stateNames().c_str()));
-  const nncc_state &st = module_->abi().states[i];
-  if (bytes != st.bytes)
+  const nncc_tensor_desc &st = module_->stateDesc(i);
+  if (bytes != module_->stateBytes(i))
     return error(NNCC_ERROR_INVALID_ARGUMENT,
                  format("state '%s' is %s (%lld bytes), not %lld bytes", name,
-                        typeString(st.dtype, st.rank, st.dims).c_str(), (long long)st.bytes,
+                        typeString(st.dtype, st.rank, st.dims).c_str(), (long long)module_->stateBytes(i),
                         (long long)bytes));
   *index = i;
   return Status::ok();
@@ -189,7 +217,29 @@ Status Session::readState(const char *name, void *data, int64_t bytes) {
   NNCC_RETURN_IF_ERROR(stateIndex(name, bytes, &i));
   if (!data && bytes > 0)
     return error(NNCC_ERROR_INVALID_ARGUMENT, format("state '%s': data is NULL", name));
-  return device_->readState(i, data).prefix(format("state '%s': ", name));
+  const nncc_state &st = module_->abi().states[i];
+  if (st.shard_parts <= 1)
+    return device_->readState(i, data).prefix(format("state '%s': ", name));
+  // Every rank of the tensor group broadcasts its part in turn: exact bits
+  // of any dtype, the bytes of an all-gather.
+  part_.resize(static_cast<size_t>(st.bytes));
+  ShardLayout shard = shardLayout(st);
+  for (int32_t r = 0; r < st.shard_parts; ++r) {
+    if (r == groups_.t)
+      NNCC_RETURN_IF_ERROR(device_->readState(i, part_.data()).prefix(format("state '%s': ", name)));
+    NNCC_RETURN_IF_ERROR(groups_.tensor->broadcast(part_.data(), st.bytes, r)
+                             .prefix(format("state '%s': gathering its %d parts: ", name, st.shard_parts)));
+    shard.copy(static_cast<uint8_t *>(data), part_.data(), r, /*toWhole=*/true);
+  }
+  return Status::ok();
+}
+
+Status Session::writePart(int32_t i, const void *whole) {
+  const nncc_state &st = module_->abi().states[i];
+  part_.resize(static_cast<size_t>(st.bytes));
+  shardLayout(st).copy(const_cast<uint8_t *>(static_cast<const uint8_t *>(whole)), part_.data(), groups_.t,
+                       /*toWhole=*/false);
+  return device_->writeState(i, part_.data()).prefix(format("state '%s': ", st.name));
 }
 
 Status Session::writeState(const char *name, const void *data, int64_t bytes) {
@@ -198,6 +248,8 @@ Status Session::writeState(const char *name, const void *data, int64_t bytes) {
   NNCC_RETURN_IF_ERROR(stateIndex(name, bytes, &i));
   if (!data && bytes > 0)
     return error(NNCC_ERROR_INVALID_ARGUMENT, format("state '%s': data is NULL", name));
+  if (module_->abi().states[i].shard_parts > 1)
+    return writePart(i, data);
   return device_->writeState(i, data).prefix(format("state '%s': ", name));
 }
 

@@ -32,9 +32,14 @@ public:
              nncc_tensor *outputs, int32_t numOutputs);
 
   /// Copies the session's value of module state `name` to `data` (`bytes`
-  /// must be its size), or sets it from `data`; between runs.
+  /// must be its size), or sets it from `data`; between runs. Both take the
+  /// whole tensor (Module::stateDesc): reading a sharded state gathers its
+  /// parts over the tensor group, a collective every rank of the group
+  /// makes in the same order; writing keeps this rank's part.
   Status readState(const char *name, void *data, int64_t bytes);
   Status writeState(const char *name, const void *data, int64_t bytes);
+  /// The session's ranks: the module's layout and this rank's place in it.
+  const ParallelGroups &groups() const { return groups_; }
 
   /// The session's profiler, or nullptr when it does not profile.
   const Profiler *profiler() const { return profiler_.get(); }
@@ -50,6 +55,8 @@ private:
   Session() = default;
   /// The index of state `name`, checking that `bytes` is its size.
   Status stateIndex(const char *name, int64_t bytes, int32_t *index) const;
+  /// Sets sharded state `i` to this rank's part of `whole`.
+  Status writePart(int32_t i, const void *whole);
   Status bind(const char *what, const nncc_entry &entry, int32_t count,
               const nncc_tensor_desc *descs, const nncc_tensor *given, int32_t numGiven,
               int32_t *slotOf);
@@ -60,6 +67,8 @@ private:
   const nncc_plan *plan_ = nullptr;
   std::string deviceName_;
   std::unique_ptr<DeviceSession> device_;
+  ParallelGroups groups_;
+  std::vector<uint8_t> part_; // one part of a sharded state, between the device and a whole tensor
   std::unique_ptr<Profiler> profiler_; // finished before device_ and module_ go
   // Per-run scratch, sized at creation for the largest entry, so a run
   // allocates nothing.

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define NNCC_MODULE_MAGIC 0x4E4E4343u /* "NNCC" */
-#define NNCC_MODULE_ABI_VERSION 6u
+#define NNCC_MODULE_ABI_VERSION 7u
 #define NNCC_MODULE_SYMBOL "nncc_module_get"
 
 /** Element types, numbered like ONNX's TensorProto.DataType. */
@@ -96,10 +96,11 @@ typedef enum nncc_step_kind {
   NNCC_STEP_GEMM = 2,
   /* Copy args[0] to args[1] (bytes of args[1]). */
   NNCC_STEP_COPY = 3,
-  /* A collective over the session's communicator (ABI v5): args[0, k) are
-   * the inputs and args[k, 2k) the outputs (num_args = 2k), output i of the
-   * bytes of input i; the k buffers form one bucket communicated in one
-   * call. iparams: see nncc_collective_iparam. */
+  /* A collective over one parallel group of the session's ranks (ABI v5;
+   * the group since v7): args[0, k) are the inputs and args[k, 2k) the
+   * outputs (num_args = 2k), output i of the bytes of input i; the k buffers
+   * form one bucket communicated in one call. iparams: see
+   * nncc_collective_iparam. */
   NNCC_STEP_COLLECTIVE = 4
 } nncc_step_kind;
 
@@ -108,10 +109,19 @@ typedef enum nncc_collective_iparam {
   NNCC_COLLECTIVE_OP = 0,         /* nncc_collective_op */
   NNCC_COLLECTIVE_REDUCTION = 1,  /* nncc_reduction */
   NNCC_COLLECTIVE_DTYPE = 2,      /* nncc_dtype of every buffer: F32 */
-  NNCC_COLLECTIVE_GROUP_SIZE = 3, /* ranks the module was compiled for; a
-                                     session over another world is refused */
-  NNCC_COLLECTIVE_NUM_IPARAMS = 4
+  NNCC_COLLECTIVE_GROUP_SIZE = 3, /* ranks of the group: the module's
+                                     data_parallel or tensor_parallel */
+  NNCC_COLLECTIVE_GROUP = 4,      /* nncc_parallel_group (ABI v7) */
+  NNCC_COLLECTIVE_NUM_IPARAMS = 5
 } nncc_collective_iparam;
+
+/** The parallel groups of a module's layout (nncc_module.data_parallel D,
+ * tensor_parallel T; ABI v7). The world has D*T ranks; world rank
+ * w = d*T + t, so a tensor group is T consecutive ranks (one machine). */
+typedef enum nncc_parallel_group {
+  NNCC_GROUP_DATA = 1,  /* the D ranks with rank w's t: w % T, T + w % T, ... */
+  NNCC_GROUP_TENSOR = 2 /* the T ranks with rank w's d: d*T, ..., d*T + T-1 */
+} nncc_parallel_group;
 
 typedef enum nncc_collective_op {
   NNCC_COLLECTIVE_ALL_REDUCE = 1 /* every rank's outputs: the reduction over ranks */
@@ -250,7 +260,14 @@ typedef struct nncc_gpu_image {
 /** Module state: a tensor each session keeps on its device across runs
  * (weights a user may update, trained parameters, optimizer moments). Steps
  * read and write it through NNCC_BUFFER_STATE refs. A session starts it as
- * a copy of weight `init_weight` (bytes equal), or zero-filled when -1. */
+ * a copy of weight `init_weight` (bytes equal), or zero-filled when -1.
+ *
+ * A sharded state (shard_parts > 1, ABI v7) is split over the tensor group:
+ * dims and bytes are one part's (the whole tensor's dims with
+ * dims[shard_axis] divided by shard_parts, which equals the module's
+ * tensor_parallel), and the rank with tensor index t holds part t along
+ * shard_axis. Its init_weight is the WHOLE tensor (bytes * shard_parts);
+ * a session starts from its own part of it. */
 typedef struct nncc_state {
   const char *name;
   int32_t dtype; /* nncc_dtype */
@@ -258,6 +275,8 @@ typedef struct nncc_state {
   const int64_t *dims; /* rank entries */
   int64_t bytes;
   int32_t init_weight; /* index into nncc_module.weights, or -1 */
+  int32_t shard_parts; /* 0 or 1: whole on every rank; else parts over the tensor group */
+  int32_t shard_axis;  /* the split dimension, 0 <= shard_axis < rank; 0 when whole */
 } nncc_state;
 
 /** A constant tensor (model weight) stored in the module's weight blob. */
@@ -302,6 +321,11 @@ typedef struct nncc_module {
   /* The module's state (nncc_state); 0 and NULL when it has none. */
   int32_t num_states;
   const nncc_state *states;
+  /* The parallel layout (ABI v7): data_parallel D times tensor_parallel T
+   * ranks (both >= 1; 1, 1 for a module of one rank). A session's world must
+   * have D*T ranks; see nncc_parallel_group for the rank order. */
+  int32_t data_parallel;
+  int32_t tensor_parallel;
 } nncc_module;
 
 /** The one symbol a model.so exports. */

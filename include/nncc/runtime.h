@@ -196,10 +196,18 @@ NNCC_RUNTIME_API int64_t nncc_module_weights_bytes(const nncc_module_handle *mod
 /** Module state: tensors each session keeps on its device across runs and
  *  entries may update (weights compiled with `nncc --mutable-weights`,
  *  training parameters). Count, and the name, dtype and shape of state
- *  `index` (pointers into the module). */
+ *  `index` (pointers into the module). A state sharded over the ranks of a
+ *  tensor-parallel group is reported, read, written, checkpointed and
+ *  exported whole (docs/distributed.md). */
 NNCC_RUNTIME_API int32_t nncc_module_num_states(const nncc_module_handle *module);
 NNCC_RUNTIME_API nncc_status nncc_module_state_info(const nncc_module_handle *module, int32_t index,
                                                     nncc_tensor_desc *out);
+/** The parallel layout the module was compiled for (nncc --parallel):
+ *  *data_parallel D and *tensor_parallel T ranks (1 and 1 for one rank). A
+ *  session needs a communicator of D*T ranks; world rank w has data index
+ *  w / T and tensor index w % T (docs/distributed.md). */
+NNCC_RUNTIME_API nncc_status nncc_module_parallel(const nncc_module_handle *module, int32_t *data_parallel,
+                                                  int32_t *tensor_parallel);
 /** 1 when the module has a plan for devices of `kind` ("cpu", "cuda") with
  *  code for each of its kernel steps (host code; GPU launches and a GPU
  *  image), else 0. Says nothing about whether such a device is present
@@ -288,7 +296,12 @@ NNCC_RUNTIME_API nncc_status nncc_session_run(nncc_session *session, const char 
 /** Copies the session's current value of state `name` into host memory
  *  `data`, or sets it from `data`; `bytes` must be the state's size. A new
  *  session starts from the state's initial value (the compiled weight). Not
- *  during a run of the same session (calls take turns). */
+ *  during a run of the same session (calls take turns). A sharded state
+ *  (tensor parallelism) is the whole tensor: reading it gathers the parts
+ *  of the session's tensor group, a collective that every rank of the group
+ *  must make, in the same order; writing it keeps this rank's part. Saving
+ *  a checkpoint and exporting ONNX read every state, so they are
+ *  collective too. */
 NNCC_RUNTIME_API nncc_status nncc_session_read_state(nncc_session *session, const char *name,
                                                      void *data, int64_t bytes);
 NNCC_RUNTIME_API nncc_status nncc_session_write_state(nncc_session *session, const char *name,

@@ -164,7 +164,8 @@ public:
   }
 
   /// The module state: tensors each session keeps across runs and entries
-  /// may update (`nncc --mutable-weights`, training parameters).
+  /// may update (`nncc --mutable-weights`, training parameters). A state
+  /// sharded over a tensor-parallel group is listed whole.
   std::vector<TensorInfo> states() const {
     std::vector<TensorInfo> out;
     for (int32_t i = 0; i < nncc_module_num_states(handle()); ++i) {
@@ -174,6 +175,18 @@ public:
                                std::vector<int64_t>(d.dims, d.dims + d.rank)});
     }
     return out;
+  }
+
+  /// The parallel layout the module was compiled for (`--parallel`): its
+  /// sessions need a world of `data * tensor` ranks (docs/distributed.md).
+  struct Parallel {
+    int32_t data = 1, tensor = 1;
+    int32_t worldSize() const { return data * tensor; }
+  };
+  Parallel parallel() const {
+    Parallel p;
+    detail::check(nncc_module_parallel(handle(), &p.data, &p.tensor));
+    return p;
   }
 
   /// Whether the module has code for devices of `kind` ("cpu", "cuda").

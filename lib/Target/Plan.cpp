@@ -99,6 +99,13 @@ private:
   llvm::DenseMap<Value, BufferRef> refs_;
 };
 
+std::string locString(Location loc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << loc;
+  return s;
+}
+
 /// The translation reads what the plan pipeline wrote; IR without it is
 /// refused, naming the op.
 llvm::Error notPlanned(Operation *op, llvm::StringRef what) {
@@ -124,6 +131,34 @@ int32_t appendWeight(WeightBlob &w, llvm::StringRef name, DenseElementsAttr valu
   return w.names.size() - 1;
 }
 
+/// The attributes of the parallel contract (docs/distributed.md): the
+/// module's layout and a global's shard.
+constexpr const char *kParallelAttrName = "nncc.parallel";
+constexpr const char *kShardAttrName = "nncc.shard";
+
+/// The module's layout from `nncc.parallel = array<i64: D, T>` (1 x 1
+/// without it).
+llvm::Error readLayout(ModuleOp module, ModulePlan &plan) {
+  Attribute attr = module->getAttr(kParallelAttrName);
+  if (!attr) {
+    // A module from before the attribute (data parallel only): the layout
+    // its collectives' group sizes imply; disagreements are caught per step.
+    module.walk([&](dist::AllReduceStepOp op) {
+      int32_t &size = op.getGroup() == "tensor" ? plan.tensorParallel : plan.dataParallel;
+      if (size == 1 && op.getGroupSize() > 1 && op.getGroupSize() <= INT32_MAX)
+        size = static_cast<int32_t>(op.getGroupSize());
+    });
+    return llvm::Error::success();
+  }
+  auto layout = dyn_cast<DenseI64ArrayAttr>(attr);
+  if (!layout || layout.size() != 2 || layout[0] < 1 || layout[1] < 1 || layout[0] > INT32_MAX / layout[1])
+    return fail(std::string("the module's ") + kParallelAttrName +
+                " must be array<i64: D, T> with D, T >= 1 (data- and tensor-parallel ranks)");
+  plan.dataParallel = static_cast<int32_t>(layout[0]);
+  plan.tensorParallel = static_cast<int32_t>(layout[1]);
+  return llvm::Error::success();
+}
+
 /// The module's state: every `ml_program.global`, in module order, starting
 /// as its initial value (a weight), or zero-filled without one.
 llvm::Error addStates(ModuleOp module, ModulePlan &plan, llvm::StringMap<int32_t> &stateIndex) {
@@ -138,10 +173,35 @@ llvm::Error addStates(ModuleOp module, ModulePlan &plan, llvm::StringMap<int32_t
       return dtype.takeError();
     StateDesc state{{global.getSymName().str(), *dtype, {type.getShape().begin(), type.getShape().end()}},
                     exec::bufferBytes(type), -1};
+    std::string name = global.getSymName().str();
+    int64_t parts = 1;
+    if (Attribute attr = global->getAttr(kShardAttrName)) {
+      auto shard = dyn_cast<DenseI64ArrayAttr>(attr);
+      if (!shard || shard.size() != 2)
+        return fail("global '" + name + "': " + kShardAttrName + " must be array<i64: axis, parts>");
+      int64_t axis = shard[0];
+      parts = shard[1];
+      if (axis < 0 || axis >= type.getRank() || parts < 1 || parts != plan.tensorParallel)
+        return fail(llvm::formatv("global '{0}': {1} = [{2}, {3}] needs 0 <= axis < {4} and parts == the "
+                                  "module's tensor-parallel size {5}",
+                                  name, kShardAttrName, axis, parts, type.getRank(), plan.tensorParallel)
+                        .str());
+      if (parts > 1) {
+        state.shardParts = static_cast<int32_t>(parts);
+        state.shardAxis = static_cast<int32_t>(axis);
+      }
+    }
     if (auto value = global.getValue()) {
       auto dense = dyn_cast<DenseElementsAttr>(*value);
       if (!dense)
-        return fail("global '" + global.getSymName().str() + "' starts from no dense value");
+        return fail("global '" + name + "' starts from no dense value");
+      // A sharded global's value is the whole tensor: its type's dims with
+      // the split one times the parts.
+      SmallVector<int64_t> whole(type.getShape());
+      whole[state.shardAxis] *= parts;
+      if (dense.getType().getShape() != ArrayRef<int64_t>(whole))
+        return fail("global '" + name + "': its initial value is not the whole tensor of its " +
+                    std::to_string(parts) + " part(s)");
       state.initWeight = appendWeight(plan.weights, global.getSymName(), dense);
     }
     stateIndex[global.getSymName()] = plan.states.size();
@@ -335,6 +395,18 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
           reduce.getReduction() == "mean" ? NNCC_REDUCTION_MEAN : NNCC_REDUCTION_SUM;
       step.iparams[NNCC_COLLECTIVE_DTYPE] = NNCC_DTYPE_F32; // the op's verifier
       step.iparams[NNCC_COLLECTIVE_GROUP_SIZE] = reduce.getGroupSize();
+      llvm::StringRef group = reduce.getGroup();
+      if (group != "data" && group != "tensor")
+        return fail("'" + op.getName().getStringRef().str() + "' at " + locString(op.getLoc()) +
+                    ": unknown group '" + group.str() + "' (expected \"data\" or \"tensor\")");
+      int64_t size = group == "data" ? plan_.dataParallel : plan_.tensorParallel;
+      if (reduce.getGroupSize() != size)
+        return fail(llvm::formatv("'{0}' at {1}: group_size {2} is not the module's {3}-parallel size {4} "
+                                  "(nncc.parallel)",
+                                  op.getName().getStringRef(), locString(op.getLoc()), reduce.getGroupSize(),
+                                  group, size)
+                        .str());
+      step.iparams[NNCC_COLLECTIVE_GROUP] = group == "data" ? NNCC_GROUP_DATA : NNCC_GROUP_TENSOR;
       for (Value operand : op.getOperands())
         step.args.push_back(ref(operand));
       for (Value result : op.getResults())
@@ -417,6 +489,8 @@ llvm::Expected<ModulePlan> buildPlan(ModuleOp execModule, const PlanOptions &opt
   DevicePlan &schedule = plan.plans.emplace_back();
   schedule.deviceKind = options.deviceKind;
   llvm::StringMap<int32_t> kernelIndex, stateIndex;
+  if (auto err = readLayout(execModule, plan))
+    return std::move(err);
   if (auto err = addStates(execModule, plan, stateIndex))
     return std::move(err);
   for (auto func : execModule.getOps<func::FuncOp>()) {

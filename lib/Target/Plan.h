@@ -60,11 +60,14 @@ struct EntryPlan {
 };
 
 /// A module state (mirrors nncc_state): starts as weight `initWeight`, or
-/// zero-filled when -1.
+/// zero-filled when -1. A sharded one (`nncc.shard`, shardParts > 1) has
+/// one part's dims and bytes and the whole tensor as its weight.
 struct StateDesc {
   TensorDesc desc;
   int64_t bytes = 0;
   int32_t initWeight = -1;
+  int32_t shardParts = 0;
+  int32_t shardAxis = 0;
 };
 
 struct WeightBlob {
@@ -112,6 +115,10 @@ struct ModulePlan {
   /// X86 feature names, no '+'); empty without host code.
   std::string cpuName;
   std::vector<std::string> cpuFeatures;
+  /// The parallel layout (`nncc.parallel`): data- times tensor-parallel
+  /// ranks, 1 x 1 without the attribute.
+  int32_t dataParallel = 1;
+  int32_t tensorParallel = 1;
 };
 
 struct PlanOptions {

@@ -3,6 +3,7 @@
 #include "lib/Support/Error.h"
 #include "lib/Target/MemoryPlanner.h"
 #include "lib/Target/Plan.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -56,13 +57,20 @@ llvm::Expected<ModulePlan> mergePlans(ModulePlan cpu, ModulePlan gpu) {
   for (size_t i = 0; i < weightIndex.size(); ++i)
     weightIndex[i] = shareWeight(merged.weights, byName, gpu.weights, i);
 
+  // Both plans run on the same ranks: one layout per module.
+  if (gpu.dataParallel != merged.dataParallel || gpu.tensorParallel != merged.tensorParallel)
+    return fail(llvm::formatv("the CPU plan is laid out for dp={0} x tp={1} ranks, the GPU plan for dp={2} x "
+                              "tp={3}",
+                              merged.dataParallel, merged.tensorParallel, gpu.dataParallel, gpu.tensorParallel)
+                    .str());
   // Both plans read and write the same state: same tensors, same start.
   if (gpu.states.size() != merged.states.size())
     return fail("the CPU and GPU plans have different module states");
   for (size_t i = 0; i < gpu.states.size(); ++i) {
     const StateDesc &a = merged.states[i], &b = gpu.states[i];
     int32_t init = b.initWeight < 0 ? -1 : weightIndex[b.initWeight];
-    if (!sameDesc(a.desc, b.desc) || a.bytes != b.bytes || a.initWeight != init)
+    if (!sameDesc(a.desc, b.desc) || a.bytes != b.bytes || a.initWeight != init || a.shardParts != b.shardParts ||
+        a.shardAxis != b.shardAxis)
       return fail("the CPU and GPU plans disagree on module state '" + a.desc.name + "'");
   }
 

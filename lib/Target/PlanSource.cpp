@@ -101,7 +101,8 @@ static_assert(std::size(kGemmFparamNames) == NNCC_GEMM_NUM_FPARAMS);
 
 /// The index names of a collective step's iparams (nncc_collective_iparam).
 constexpr const char *kCollectiveIparamNames[] = {"NNCC_COLLECTIVE_OP", "NNCC_COLLECTIVE_REDUCTION",
-                                                  "NNCC_COLLECTIVE_DTYPE", "NNCC_COLLECTIVE_GROUP_SIZE"};
+                                                  "NNCC_COLLECTIVE_DTYPE", "NNCC_COLLECTIVE_GROUP_SIZE",
+                                                  "NNCC_COLLECTIVE_GROUP"};
 static_assert(std::size(kCollectiveIparamNames) == NNCC_COLLECTIVE_NUM_IPARAMS);
 
 std::string collectiveIparam(size_t i, int64_t v) {
@@ -112,6 +113,8 @@ std::string collectiveIparam(size_t i, int64_t v) {
     value = v == NNCC_REDUCTION_SUM ? "NNCC_REDUCTION_SUM" : "NNCC_REDUCTION_MEAN";
   else if (i == NNCC_COLLECTIVE_DTYPE)
     value = dtypeName(v);
+  else if (i == NNCC_COLLECTIVE_GROUP && (v == NNCC_GROUP_DATA || v == NNCC_GROUP_TENSOR))
+    value = v == NNCC_GROUP_DATA ? "NNCC_GROUP_DATA" : "NNCC_GROUP_TENSOR";
   return "[" + std::string(kCollectiveIparamNames[i]) + "] = " + value;
 }
 
@@ -232,7 +235,11 @@ uint64_t planChecksum(const ModulePlan &plan, const std::string &weightsFile) {
       h.integer(dim);
     h.integer(state.bytes);
     h.integer(state.initWeight);
+    h.integer(state.shardParts);
+    h.integer(state.shardAxis);
   }
+  h.integer(plan.dataParallel);
+  h.integer(plan.tensorParallel);
   return h.value();
 }
 
@@ -408,7 +415,8 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
       const StateDesc &st = plan.states[i];
       os << "  {.name = " << cString(st.desc.name) << ", .dtype = " << dtypeName(st.desc.dtype)
          << ", .rank = " << st.desc.dims.size() << ", .dims = state" << i << "_dims, .bytes = " << st.bytes
-         << ", .init_weight = " << st.initWeight << "},\n";
+         << ", .init_weight = " << st.initWeight << ", .shard_parts = " << st.shardParts
+         << ", .shard_axis = " << st.shardAxis << "},\n";
     }
     os << "};\n";
   }
@@ -433,7 +441,9 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
      << "  .cpu_features = " << cString(llvm::join(plan.cpuFeatures, ",")) << ",\n"
      << "  .plan_checksum = " << planChecksum(plan, weightsFile) << "ull,\n"
      << "  .num_states = " << plan.states.size() << ",\n"
-     << "  .states = " << orNull(!plan.states.empty(), "states") << ",\n};\n\n"
+     << "  .states = " << orNull(!plan.states.empty(), "states") << ",\n"
+     << "  .data_parallel = " << plan.dataParallel << ",\n"
+     << "  .tensor_parallel = " << plan.tensorParallel << ",\n};\n\n"
      << "__attribute__((visibility(\"default\"))) const nncc_module *nncc_module_get(void) {\n"
      << "  return &module;\n}\n";
   return s;

@@ -38,8 +38,8 @@ void runKernelChunk(void *context, int64_t chunk) {
 
 class CpuSession final : public DeviceSession {
 public:
-  CpuSession(const Module &module, const nncc_plan &plan, int threads, std::shared_ptr<Communicator> comm)
-      : module_(module), plan_(plan), pool_(threads), comm_(std::move(comm)) {}
+  CpuSession(const Module &module, const nncc_plan &plan, int threads, ParallelGroups groups)
+      : module_(module), plan_(plan), pool_(threads), groups_(std::move(groups)) {}
   ~CpuSession() override {
     std::free(arena_);
     std::free(state_);
@@ -84,11 +84,11 @@ private:
   std::vector<StepArgs<void *>> stepArgs_; // per entry
   CpuGemm gemm_; // packed weights, f32 scratch of the f16/bf16/epilogue GEMMs
   std::vector<int32_t> flags_; // the run's check flags, read back
-  std::shared_ptr<Communicator> comm_; // collective steps run over it
+  ParallelGroups groups_; // collective steps run over their group's communicator
   std::vector<CollectiveSchedule> collectives_; // per entry
   std::vector<float> staging_;         // every bucket of an entry, packed, each in its own region
   std::vector<CollectiveRequest> requests_; // per collective slot of the running entry
-  std::vector<char> inFlight_;              // per slot: started and not yet waited for
+  std::vector<Communicator *> inFlight_;    // per slot: the communicator it was started on until waited for
 };
 
 Status CpuSession::init() {
@@ -129,7 +129,7 @@ Status CpuSession::init() {
   }
   staging_.resize(static_cast<size_t>(stagingBytes) / sizeof(float));
   requests_.resize(slots);
-  inFlight_.assign(slots, 0);
+  inFlight_.assign(slots, nullptr);
 
   auto *arena = static_cast<uint8_t *>(arena_);
   auto *state = static_cast<uint8_t *>(state_);
@@ -165,7 +165,7 @@ Status CpuSession::initState() {
   std::memset(state_, 0, static_cast<size_t>(bytes));
   allocated_ += bytes;
   for (int32_t i = 0; i < m.num_states; ++i)
-    if (m.states[i].init_weight >= 0)
+    if (m.states[i].init_weight >= 0 && m.states[i].shard_parts <= 1) // a part: the Session writes it
       std::memcpy(static_cast<uint8_t *>(state_) + stateOffset_[i],
                   module_.weights() + m.weights[m.states[i].init_weight].offset,
                   static_cast<size_t>(m.states[i].bytes));
@@ -242,9 +242,10 @@ template <bool kProfile> Status CpuSession::runSteps(int32_t e, Profiler *profil
       // Started here, waited for before the first step that touches its
       // outputs (CollectiveSchedule).
       int32_t slot = collectives.slot[s];
-      startHostCollective(st, args, *comm_, reinterpret_cast<char *>(staging_.data()) + collectives.stagingOffset[s],
+      Communicator &comm = groups_.of(st.iparams[NNCC_COLLECTIVE_GROUP]);
+      startHostCollective(st, args, comm, reinterpret_cast<char *>(staging_.data()) + collectives.stagingOffset[s],
                           &requests_[slot]);
-      inFlight_[slot] = 1;
+      inFlight_[slot] = &comm;
       break;
     }
     default:
@@ -272,8 +273,9 @@ template <bool kProfile> Status CpuSession::waitCollectives(int32_t e, int32_t s
     [[maybe_unused]] int64_t start = 0;
     if constexpr (kProfile)
       start = Profiler::now();
-    inFlight_[slot] = 0;
-    Status status = finishHostCollective(st, stepArgs_[e].of(c), *comm_, &r);
+    Communicator &comm = *inFlight_[slot];
+    inFlight_[slot] = nullptr;
+    Status status = finishHostCollective(st, stepArgs_[e].of(c), comm, &r);
     if (!status.isOk())
       return status.prefix(format("entry '%s' step %d (%s): ", entry.name, c, st.name ? st.name : "collective"));
     if constexpr (kProfile)
@@ -284,9 +286,9 @@ template <bool kProfile> Status CpuSession::waitCollectives(int32_t e, int32_t s
 
 void CpuSession::drainCollectives() {
   for (size_t slot = 0; slot < inFlight_.size(); ++slot)
-    if (inFlight_[slot]) {
-      inFlight_[slot] = 0;
-      (void)comm_->wait(&requests_[slot]); // the run's error is already the one to report
+    if (Communicator *comm = inFlight_[slot]) {
+      inFlight_[slot] = nullptr;
+      (void)comm->wait(&requests_[slot]); // the run's error is already the one to report
     }
 }
 
@@ -294,7 +296,7 @@ void CpuSession::drainCollectives() {
 
 Status createCpuSession(const Module &module, const SessionConfig &config,
                         std::unique_ptr<DeviceSession> *out) {
-  auto session = std::make_unique<CpuSession>(module, *config.plan, config.threads, config.communicator);
+  auto session = std::make_unique<CpuSession>(module, *config.plan, config.threads, config.groups);
   NNCC_RETURN_IF_ERROR(session->init());
   *out = std::move(session);
   return Status::ok();

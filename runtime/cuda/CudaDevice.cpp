@@ -55,7 +55,7 @@ public:
   CudaSession(const Module &module, const CudaDriver &driver, int index, const SessionConfig &config)
       : module_(module), plan_(*config.plan), driver_(driver), index_(index), where_("cuda:" + std::to_string(index)),
         callerStream_(config.cudaStream ? static_cast<CUstream>(config.cudaStream) : CU_STREAM_LEGACY),
-        comm_(config.communicator) {}
+        groups_(config.groups) {}
   ~CudaSession() override;
 
   Status init();
@@ -114,9 +114,12 @@ private:
   std::vector<CUdeviceptr> io_; // this run's input then output addresses
   std::vector<char> copyOut_;   // per output of this run: 0 in place, 1 to host, 2 to device
   std::vector<int32_t> flags_;  // the run's check flags, copied back
-  std::shared_ptr<Communicator> comm_; // the session's world
+  ParallelGroups groups_; // the session's parallel groups
 #if NNCC_RUNTIME_HAVE_NCCL
-  std::shared_ptr<NcclRank> nccl_; // collective steps run over it (null in a world of one)
+  /// Per group (0: data, 1: tensor), what its collective steps run over
+  /// (null for a group of one, whose collectives copy).
+  std::shared_ptr<NcclRank> nccl_[2];
+  static int groupSlot(int64_t group) { return group == NNCC_GROUP_TENSOR ? 1 : 0; }
 #endif
 };
 
@@ -148,24 +151,29 @@ Status CudaSession::init() {
   CudaContextGuard ctx;
   NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
   const nncc_module &m = module_.abi();
-  bool hasGemm = false, hasCollective = false;
+  bool hasGemm = false, hasGroup[2] = {false, false};
   for (int32_t e = 0; e < plan_.num_entries; ++e)
     for (int32_t s = 0; s < plan_.entries[e].num_steps; ++s) {
       const nncc_step &st = plan_.entries[e].steps[s];
       hasGemm |= st.kind == NNCC_STEP_GEMM;
-      hasCollective |= st.kind == NNCC_STEP_COLLECTIVE;
+      if (st.kind == NNCC_STEP_COLLECTIVE)
+        hasGroup[st.iparams[NNCC_COLLECTIVE_GROUP] == NNCC_GROUP_TENSOR ? 1 : 0] = true;
       if (st.kind == NNCC_STEP_KERNEL && m.kernels[st.kernel].num_gpu_launches == 0)
         return error(NNCC_ERROR_UNAVAILABLE,
                      format("kernel '%s' has no GPU code, but the module's CUDA plan calls it "
                             "(device %s)",
                             m.kernels[st.kernel].name, where_.c_str()));
     }
-  // The NCCL communicator first: in a many-process world its creation is a
-  // collective every rank reaches, before anything of this session can fail
-  // on one rank alone. A world of one copies, unless it is NCCL's own.
-  if (hasCollective && comm_ && (comm_->size() > 1 || std::strcmp(comm_->backend(), "nccl") == 0)) {
+  // The NCCL communicators first (the data group's, then the tensor
+  // group's): in a many-process world their creation is a collective every
+  // rank reaches, before anything of this session can fail on one rank
+  // alone. A group of one copies, unless it is NCCL's own.
+  for (int g = 0; g < 2; ++g) {
+    const std::shared_ptr<Communicator> &comm = groups_.shared(g == 1 ? NNCC_GROUP_TENSOR : NNCC_GROUP_DATA);
+    if (!hasGroup[g] || !comm || (comm->size() == 1 && std::strcmp(comm->backend(), "nccl") != 0))
+      continue;
 #if NNCC_RUNTIME_HAVE_NCCL
-    NNCC_RETURN_IF_ERROR(ncclRankFor(comm_, index_, &nccl_).prefix(where_ + ": "));
+    NNCC_RETURN_IF_ERROR(ncclRankFor(comm, index_, &nccl_[g]).prefix(where_ + ": "));
 #else
     return error(NNCC_ERROR_UNAVAILABLE,
                  format("the module has collective steps, which need NCCL on a GPU, but this runtime "
@@ -215,7 +223,7 @@ Status CudaSession::init() {
   // The module state starts as its weights (the arena is zero already).
   state_ = arena_ + scratch + staging + workspace;
   for (int32_t i = 0; i < m.num_states; ++i)
-    if (m.states[i].init_weight >= 0)
+    if (m.states[i].init_weight >= 0 && m.states[i].shard_parts <= 1) // a part: the Session writes it
       NNCC_CU_CALL(driver_, where_, cuMemcpyDtoDAsync, state_ + stateOffset_[i],
                    code_->weights() + m.weights[m.states[i].init_weight].offset,
                    static_cast<size_t>(m.states[i].bytes), stream_);
@@ -392,13 +400,13 @@ Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *a
   const nncc_step &st = plan_.entries[e].steps[s];
   int32_t k = st.num_args / 2;
 #if NNCC_RUNTIME_HAVE_NCCL
-  if (nccl_) {
-    if (nccl_->aborted())
+  if (const std::shared_ptr<NcclRank> &nccl = nccl_[groupSlot(st.iparams[NNCC_COLLECTIVE_GROUP])]) {
+    if (nccl->aborted())
       return error(NNCC_ERROR_UNAVAILABLE,
                    stepWhere(e, s) + format(": the NCCL communicator of %s was aborted after an earlier "
                                             "error; open new sessions over a new communicator",
-                                            nccl_->describe().c_str()));
-    const NcclSymbols &n = nccl_->nccl().sym();
+                                            nccl->describe().c_str()));
+    const NcclSymbols &n = nccl->nccl().sym();
     ncclRedOp_t op = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN ? ncclAvg : ncclSum;
     auto stream = reinterpret_cast<cudaStream_t>(stream_);
     // One group: NCCL fuses the bucket's buffers into one launch, with no
@@ -410,7 +418,7 @@ Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *a
         if (st.args[a].bytes > 0)
           r = n.ncclAllReduce(reinterpret_cast<const void *>(args[a]), reinterpret_cast<void *>(args[k + a]),
                               static_cast<size_t>(st.args[a].bytes) / sizeof(float), ncclFloat32, op,
-                              nccl_->comm(), stream);
+                              nccl->comm(), stream);
       call = "ncclAllReduce";
       // The group is closed whatever failed inside it.
       ncclResult_t ended = n.ncclGroupEnd();
@@ -421,10 +429,10 @@ Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *a
     }
     if (r == ncclSuccess)
       return Status::ok();
-    return nccl_->nccl().check(r, call, stepWhere(e, s) + " (" + nccl_->describe() + ")");
+    return nccl->nccl().check(r, call, stepWhere(e, s) + " (" + nccl->describe() + ")");
   }
 #endif
-  // A world of one: the mean and the sum of one rank are its values.
+  // A group of one: the mean and the sum of one rank are its values.
   for (int32_t a = 0; a < k; ++a) {
     if (st.args[a].bytes == 0 || args[a] == args[k + a])
       continue;
@@ -438,12 +446,15 @@ Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *a
 
 Status CudaSession::ncclAsyncError(int32_t e) const {
 #if NNCC_RUNTIME_HAVE_NCCL
-  if (nccl_ && entryPlans_[e].collective && !nccl_->aborted()) {
+  for (const std::shared_ptr<NcclRank> &nccl : nccl_) {
+    if (!nccl || !entryPlans_[e].collective || nccl->aborted())
+      continue;
     ncclResult_t async = ncclSuccess;
-    const Nccl &n = nccl_->nccl();
-    std::string where = where_ + format(": entry '%s' (%s)", plan_.entries[e].name, nccl_->describe().c_str());
-    NNCC_RETURN_IF_ERROR(n.check(n.sym().ncclCommGetAsyncError(nccl_->comm(), &async), "ncclCommGetAsyncError", where));
-    return async == ncclInProgress ? Status::ok() : n.check(async, "a collective step", where);
+    const Nccl &n = nccl->nccl();
+    std::string where = where_ + format(": entry '%s' (%s)", plan_.entries[e].name, nccl->describe().c_str());
+    NNCC_RETURN_IF_ERROR(n.check(n.sym().ncclCommGetAsyncError(nccl->comm(), &async), "ncclCommGetAsyncError", where));
+    if (async != ncclInProgress)
+      NNCC_RETURN_IF_ERROR(n.check(async, "a collective step", where));
   }
 #else
   (void)e;
@@ -453,11 +464,15 @@ Status CudaSession::ncclAsyncError(int32_t e) const {
 
 CUresult CudaSession::waitForStream(int32_t e, Status *ncclError) {
 #if NNCC_RUNTIME_HAVE_NCCL
-  if (nccl_ && entryPlans_[e].collective) {
-    while (!nccl_->aborted() && driver_.sym().cuStreamQuery(stream_) == CUDA_ERROR_NOT_READY) {
+  auto aborted = [&] { return (nccl_[0] && nccl_[0]->aborted()) || (nccl_[1] && nccl_[1]->aborted()); };
+  if ((nccl_[0] || nccl_[1]) && entryPlans_[e].collective) {
+    while (!aborted() && driver_.sym().cuStreamQuery(stream_) == CUDA_ERROR_NOT_READY) {
       *ncclError = ncclAsyncError(e);
       if (!ncclError->isOk()) {
-        nccl_->abort();
+        // Both groups: a collective of the other may wait for the failed one.
+        for (const std::shared_ptr<NcclRank> &nccl : nccl_)
+          if (nccl)
+            nccl->abort();
         *ncclError = error(ncclError->code(), ncclError->message() + "; the NCCL communicator was aborted");
         break;
       }

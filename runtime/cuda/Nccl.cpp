@@ -27,6 +27,7 @@ void resolve(void *h, NcclSymbols *s, std::string *missing) {
     noteMissing(missing, #name);
 #include "NcclSymbols.h"
 #undef NNCC_NCCL
+  s->ncclCommSplit = reinterpret_cast<decltype(s->ncclCommSplit)>(dlsym(h, "ncclCommSplit"));
 }
 
 const char *resultName(ncclResult_t r) {

@@ -24,6 +24,9 @@ struct NcclSymbols {
 #define NNCC_NCCL(name) decltype(&::name) name = nullptr;
 #include "NcclSymbols.h"
 #undef NNCC_NCCL
+  /// Optional (NCCL 2.18+): null in an older NCCL, which then cannot split
+  /// a one-process world into parallel groups.
+  decltype(&::ncclCommSplit) ncclCommSplit = nullptr;
 };
 
 class Nccl {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 namespace nncc::rt {
 
@@ -100,6 +101,48 @@ public:
   /// One process: NCCL's pending work of this rank ends, and the caller
   /// exits (as a world of one does).
   void abort(int) override { rank_->abort(); }
+
+  /// ncclCommSplit, every rank from its own thread; the host collectives of
+  /// the new communicators meet in groups agreed on over this one's.
+  Status split(int color, int key, std::shared_ptr<Communicator> *out) override {
+    const Nccl &nccl = rank_->nccl();
+    std::string where = rank_->describe() + ": splitting it into parallel groups";
+    if (!nccl.sym().ncclCommSplit)
+      return error(NNCC_ERROR_UNSUPPORTED,
+                   format("%s needs ncclCommSplit (NCCL 2.18 or newer), but %s is version %d: run one process "
+                          "per GPU under mpirun instead of --devices",
+                          where.c_str(), nccl.library().c_str(), nccl.version()));
+    struct Ask {
+      int color, key, rank;
+      std::shared_ptr<LocalGroup> group;
+      int newRank = 0, newSize = 0;
+    } mine{color, key, rank(), nullptr};
+    group_->meet(rank(), &mine, [](const std::vector<void *> &all) {
+      // As MPI_Comm_split and ncclCommSplit: by color, then key, then rank.
+      std::map<int, std::vector<Ask *>> byColor;
+      for (void *a : all)
+        byColor[static_cast<Ask *>(a)->color].push_back(static_cast<Ask *>(a));
+      for (auto &[c, asks] : byColor) {
+        std::sort(asks.begin(), asks.end(),
+                  [](const Ask *a, const Ask *b) { return std::tie(a->key, a->rank) < std::tie(b->key, b->rank); });
+        auto group = std::make_shared<LocalGroup>(static_cast<int>(asks.size()));
+        for (size_t i = 0; i < asks.size(); ++i) {
+          asks[i]->group = group;
+          asks[i]->newRank = static_cast<int>(i);
+          asks[i]->newSize = static_cast<int>(asks.size());
+        }
+      }
+    });
+    const CudaDriver *driver = nullptr;
+    NNCC_RETURN_IF_ERROR(CudaDriver::get(&driver));
+    CudaContextGuard ctx;
+    NNCC_RETURN_IF_ERROR(driver->makeCurrent(rank_->device(), &ctx));
+    ncclComm_t c = nullptr;
+    NNCC_NCCL_CALL(nccl, where, ncclCommSplit, rank_->comm(), color, key, &c, nullptr);
+    *out = std::make_shared<NcclLocalCommunicator>(
+        std::make_shared<NcclRank>(nccl, c, rank_->device(), mine.newRank, mine.newSize), mine.group);
+    return Status::ok();
+  }
 
 private:
   std::shared_ptr<NcclRank> rank_;

@@ -11,6 +11,7 @@
 #include "../Module.h"
 #include "CollectiveSchedule.h"
 #include "Communicator.h"
+#include "Groups.h"
 
 namespace nncc::rt {
 

@@ -18,28 +18,36 @@
 #include "nncc/runtime.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace nncc::rt {
+
+class Communicator;
 
 /// One collective started by Communicator::start and finished by wait. The
 /// caller owns it (a session keeps one per collective step, so a run
 /// allocates nothing) and leaves it and its data alone in between.
 struct CollectiveRequest {
-  enum class Op { AllReduceF32, Broadcast, Barrier };
+  /// Call: the backend runs `call` in the order of the collectives (how
+  /// MPI splits a communicator on its communication thread).
+  enum class Op { AllReduceF32, Broadcast, Barrier, Call };
   Op op = Op::AllReduceF32;
   void *data = nullptr;
   int64_t count = 0; // f32 elements (all-reduce) or bytes (broadcast)
   bool mean = false; // all-reduce: divide the sum by the world's size
   int root = 0;      // broadcast
+  const std::function<Status()> *call = nullptr; // Op::Call
   // Set by the communicator: the outcome, when the collective was started
   // and when it completed (Profiler::now's clock) and the thread it ran on.
   Status status;
   int64_t startNs = 0, doneNs = 0;
   int32_t tid = 0;
-  // The communicator's own: completion flag and its queue link.
+  // The communicator's own: completion flag, its queue link and the
+  // communicator that runs it.
   bool done = false;
   CollectiveRequest *next = nullptr;
+  Communicator *owner = nullptr;
 };
 
 class Communicator {
@@ -59,6 +67,12 @@ public:
   virtual void abort(int code) = 0;
   /// "self", "mpi": for messages.
   virtual const char *backend() const = 0;
+  /// The ranks of this communicator with the same `color`, ordered by
+  /// `key` (then by rank): a communicator of their own, as MPI_Comm_split.
+  /// Every rank calls it in the same order (a collective). Its collectives
+  /// keep their order with this communicator's (one stream of work per
+  /// process), so a plan's steps over several groups run in plan order.
+  virtual Status split(int color, int key, std::shared_ptr<Communicator> *out) = 0;
 
   /// Starts `r`; collectives run in the order they are started (with the
   /// blocking calls above), the same on every rank. This default runs it to
@@ -85,6 +99,8 @@ protected:
       return broadcast(r.data, r.count, r.root);
     case CollectiveRequest::Op::Barrier:
       return barrier();
+    case CollectiveRequest::Op::Call:
+      return (*r.call)();
     }
     return error(NNCC_ERROR_INTERNAL, "unknown collective");
   }
@@ -100,6 +116,10 @@ public:
   Status barrier() override { return Status::ok(); }
   void abort(int) override {}
   const char *backend() const override { return "self"; }
+  Status split(int, int, std::shared_ptr<Communicator> *out) override {
+    *out = std::make_shared<SelfCommunicator>();
+    return Status::ok();
+  }
 };
 
 /// The world of the processes mpirun started, through libnncc_mpi.so

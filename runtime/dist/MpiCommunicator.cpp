@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -17,12 +18,16 @@ namespace nncc::rt {
 
 namespace {
 
-/// libnncc_mpi.so's functions (runtime/dist/mpi_shim.c).
+/// libnncc_mpi.so's functions (runtime/dist/mpi_shim.c); `comm` is null for
+/// the world or a handle of commSplit.
 struct MpiSymbols {
   int (*init)(int wantThreads, int *rank, int *size, int *threaded, char *err, int errlen) = nullptr;
-  int (*allReduceSumF32)(float *data, int64_t count, char *err, int errlen) = nullptr;
-  int (*broadcast)(void *data, int64_t bytes, int root, char *err, int errlen) = nullptr;
-  int (*barrier)(char *err, int errlen) = nullptr;
+  int (*allReduceSumF32)(void *comm, float *data, int64_t count, char *err, int errlen) = nullptr;
+  int (*broadcast)(void *comm, void *data, int64_t bytes, int root, char *err, int errlen) = nullptr;
+  int (*barrier)(void *comm, char *err, int errlen) = nullptr;
+  int (*commSplit)(void *comm, int color, int key, void **out, int *rank, int *size, char *err,
+                   int errlen) = nullptr;
+  void (*commFree)(void *comm) = nullptr;
   void (*finalize)() = nullptr;
   void (*abort)(int code) = nullptr;
 };
@@ -37,6 +42,8 @@ void resolve(void *h, MpiSymbols *s, std::string *missing) {
   get(s->allReduceSumF32, "nncc_mpi_allreduce_sum_f32");
   get(s->broadcast, "nncc_mpi_broadcast");
   get(s->barrier, "nncc_mpi_barrier");
+  get(s->commSplit, "nncc_mpi_comm_split");
+  get(s->commFree, "nncc_mpi_comm_free");
   get(s->finalize, "nncc_mpi_finalize");
   get(s->abort, "nncc_mpi_abort");
 }
@@ -60,8 +67,10 @@ std::vector<std::string> candidates() {
 
 constexpr int kErrBytes = 512;
 
-/// Collectives run either on the calling thread (MPI_THREAD_FUNNELED, or
-/// NNCC_SYNC_COLLECTIVES=1) or, asynchronously, on one communication thread
+/// What the world and the communicators split from it share: the MPI
+/// library and one communication thread with one queue. Collectives run
+/// either on the calling thread (MPI_THREAD_FUNNELED, or
+/// NNCC_SYNC_COLLECTIVES=1) or, asynchronously, on the communication thread
 /// that takes started requests in order and makes the blocking MPI call for
 /// each. Why a thread and not MPI_Iallreduce: Open MPI 4.1 has no
 /// asynchronous progress ("OMPI progress: no" in ompi_info), so a
@@ -70,15 +79,16 @@ constexpr int kErrBytes = 512;
 /// drives it to completion while the kernels run (PyTorch's MPI process group
 /// does the same). Every MPI call goes through the thread, one at a time
 /// (MPI_THREAD_SERIALIZED), so the blocking calls keep their order with the
-/// started ones; only abort calls MPI directly.
-class MpiCommunicator final : public Communicator {
+/// started ones, over every communicator of the process: the ranks of a
+/// plan start the same collectives in the same order, so one queue runs
+/// them in an order every rank agrees on. Only abort calls MPI directly.
+class MpiEngine {
 public:
-  MpiCommunicator(const MpiSymbols &mpi, int rank, int size, bool threaded)
-      : mpi_(mpi), rank_(rank), size_(size) {
+  MpiEngine(const MpiSymbols &mpi, bool threaded) : mpi(mpi) {
     if (threaded)
       worker_ = std::thread([this] { serve(); });
   }
-  ~MpiCommunicator() override {
+  ~MpiEngine() {
     if (worker_.joinable()) {
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -87,51 +97,13 @@ public:
       wake_.notify_one();
       worker_.join();
     }
-    mpi_.finalize();
+    mpi.finalize();
   }
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  const char *backend() const override { return "mpi"; }
-  bool asynchronous() const override { return worker_.joinable(); }
-
-  Status allReduceF32(float *data, int64_t count, bool mean) override {
-    if (onWorker())
-      return allReduceHere(data, count, mean);
-    CollectiveRequest r;
-    r.data = data;
-    r.count = count;
-    r.mean = mean;
-    return startAndWait(&r);
-  }
-  Status broadcast(void *data, int64_t bytes, int root) override {
-    if (onWorker()) {
-      char err[kErrBytes] = "";
-      return mpi_.broadcast(data, bytes, root, err, kErrBytes) ? failed(err) : Status::ok();
-    }
-    CollectiveRequest r;
-    r.op = CollectiveRequest::Op::Broadcast;
-    r.data = data;
-    r.count = bytes;
-    r.root = root;
-    return startAndWait(&r);
-  }
-  Status barrier() override {
-    if (onWorker()) {
-      char err[kErrBytes] = "";
-      return mpi_.barrier(err, kErrBytes) ? failed(err) : Status::ok();
-    }
-    CollectiveRequest r;
-    r.op = CollectiveRequest::Op::Barrier;
-    return startAndWait(&r);
-  }
-  void abort(int code) override { mpi_.abort(code); }
-
-  void start(CollectiveRequest *r) override {
-    if (!worker_.joinable()) {
-      Communicator::start(r);
-      return;
-    }
+  bool threaded() const { return worker_.joinable(); }
+  /// Whether MPI may be called here: on the worker, or without one.
+  bool onWorker() const { return !worker_.joinable() || std::this_thread::get_id() == worker_.get_id(); }
+  void start(CollectiveRequest *r) {
     r->startNs = Profiler::now();
     r->next = nullptr;
     {
@@ -142,25 +114,131 @@ public:
     }
     wake_.notify_one();
   }
-  Status wait(CollectiveRequest *r) override {
-    if (!worker_.joinable())
-      return r->status;
+  Status wait(CollectiveRequest *r) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [r] { return r->done; });
     return r->status;
   }
 
+  const MpiSymbols mpi;
+
 private:
-  /// The blocking calls run the MPI call themselves on the worker (or
-  /// without one); elsewhere they queue behind the started collectives.
-  bool onWorker() const { return !worker_.joinable() || std::this_thread::get_id() == worker_.get_id(); }
+  /// The communication thread: runs the started requests in order.
+  void serve();
+
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  CollectiveRequest *head_ = nullptr, *tail_ = nullptr; // started, not yet taken
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+/// The world (handle null) or a communicator split from it.
+class MpiCommunicator final : public Communicator {
+public:
+  MpiCommunicator(std::shared_ptr<MpiEngine> engine, void *handle, int rank, int size)
+      : engine_(std::move(engine)), handle_(handle), rank_(rank), size_(size) {}
+  ~MpiCommunicator() override {
+    if (!handle_)
+      return;
+    void *handle = handle_;
+    const MpiEngine &engine = *engine_;
+    std::function<Status()> free = [&] {
+      engine.mpi.commFree(handle);
+      return Status::ok();
+    };
+    if (engine_->onWorker()) {
+      free();
+      return;
+    }
+    CollectiveRequest r;
+    r.op = CollectiveRequest::Op::Call;
+    r.call = &free;
+    (void)startAndWait(&r);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char *backend() const override { return "mpi"; }
+  bool asynchronous() const override { return engine_->threaded(); }
+
+  Status allReduceF32(float *data, int64_t count, bool mean) override {
+    if (engine_->onWorker())
+      return allReduceHere(data, count, mean);
+    CollectiveRequest r;
+    r.data = data;
+    r.count = count;
+    r.mean = mean;
+    return startAndWait(&r);
+  }
+  Status broadcast(void *data, int64_t bytes, int root) override {
+    if (engine_->onWorker()) {
+      char err[kErrBytes] = "";
+      return engine_->mpi.broadcast(handle_, data, bytes, root, err, kErrBytes) ? failed(err) : Status::ok();
+    }
+    CollectiveRequest r;
+    r.op = CollectiveRequest::Op::Broadcast;
+    r.data = data;
+    r.count = bytes;
+    r.root = root;
+    return startAndWait(&r);
+  }
+  Status barrier() override {
+    if (engine_->onWorker()) {
+      char err[kErrBytes] = "";
+      return engine_->mpi.barrier(handle_, err, kErrBytes) ? failed(err) : Status::ok();
+    }
+    CollectiveRequest r;
+    r.op = CollectiveRequest::Op::Barrier;
+    return startAndWait(&r);
+  }
+  void abort(int code) override { engine_->mpi.abort(code); }
+
+  Status split(int color, int key, std::shared_ptr<Communicator> *out) override {
+    void *handle = nullptr;
+    int rank = 0, size = 0;
+    char err[kErrBytes] = "";
+    std::function<Status()> call = [&] {
+      return engine_->mpi.commSplit(handle_, color, key, &handle, &rank, &size, err, kErrBytes) ? failed(err)
+                                                                                                 : Status::ok();
+    };
+    if (engine_->onWorker()) {
+      NNCC_RETURN_IF_ERROR(call());
+    } else {
+      CollectiveRequest r;
+      r.op = CollectiveRequest::Op::Call;
+      r.call = &call;
+      NNCC_RETURN_IF_ERROR(startAndWait(&r));
+    }
+    *out = std::make_shared<MpiCommunicator>(engine_, handle, rank, size);
+    return Status::ok();
+  }
+
+  void start(CollectiveRequest *r) override {
+    if (!engine_->threaded()) {
+      Communicator::start(r);
+      return;
+    }
+    r->owner = this;
+    engine_->start(r);
+  }
+  Status wait(CollectiveRequest *r) override {
+    if (!engine_->threaded())
+      return r->status;
+    return engine_->wait(r);
+  }
+
+  /// On the communication thread: runs `r` with the blocking calls.
+  Status runHere(const CollectiveRequest &r) { return execute(r); }
+
+private:
   Status startAndWait(CollectiveRequest *r) {
     start(r);
     return wait(r);
   }
   Status allReduceHere(float *data, int64_t count, bool mean) {
     char err[kErrBytes] = "";
-    if (mpi_.allReduceSumF32(data, count, err, kErrBytes))
+    if (engine_->mpi.allReduceSumF32(handle_, data, count, err, kErrBytes))
       return failed(err);
     if (mean && size_ > 1) {
       float scale = 1.0f / static_cast<float>(size_);
@@ -169,38 +247,35 @@ private:
     }
     return Status::ok();
   }
-  /// The communication thread: runs the started requests in order.
-  void serve() {
-    int32_t tid = Profiler::threadId();
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [this] { return head_ || stop_; });
-      if (!head_)
-        return; // stopped with nothing left
-      CollectiveRequest *r = head_;
-      head_ = r->next;
-      if (!head_)
-        tail_ = nullptr;
-      lock.unlock();
-      r->status = execute(*r);
-      r->doneNs = Profiler::now();
-      r->tid = tid;
-      lock.lock();
-      r->done = true;
-      done_.notify_all();
-    }
-  }
   Status failed(const char *why) const {
-    return error(NNCC_ERROR_INTERNAL, format("rank %d of %d (mpi): %s", rank_, size_, why));
+    return error(NNCC_ERROR_INTERNAL,
+                 format("rank %d of %d (mpi%s): %s", rank_, size_, handle_ ? ", a group" : "", why));
   }
-  MpiSymbols mpi_;
+  std::shared_ptr<MpiEngine> engine_;
+  void *handle_; // null: the world
   int rank_, size_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  CollectiveRequest *head_ = nullptr, *tail_ = nullptr; // started, not yet taken
-  bool stop_ = false;
-  std::thread worker_;
 };
+
+void MpiEngine::serve() {
+  int32_t tid = Profiler::threadId();
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return head_ || stop_; });
+    if (!head_)
+      return; // stopped with nothing left
+    CollectiveRequest *r = head_;
+    head_ = r->next;
+    if (!head_)
+      tail_ = nullptr;
+    lock.unlock();
+    r->status = static_cast<MpiCommunicator *>(r->owner)->runHere(*r);
+    r->doneNs = Profiler::now();
+    r->tid = tid;
+    lock.lock();
+    r->done = true;
+    done_.notify_all();
+  }
+}
 
 /// NNCC_SYNC_COLLECTIVES=1 runs every collective on the session's thread,
 /// before start returns: the synchronous baseline (docs/distributed.md).
@@ -231,7 +306,8 @@ Status createMpiCommunicator(std::shared_ptr<Communicator> *out) {
   char err[kErrBytes] = "";
   if (mpi.init(syncRequested() ? 0 : 1, &rank, &size, &threaded, err, kErrBytes))
     return error(NNCC_ERROR_UNAVAILABLE, std::string("cannot start MPI: ") + err);
-  auto comm = std::make_shared<MpiCommunicator>(mpi, rank, size, threaded != 0);
+  auto comm = std::make_shared<MpiCommunicator>(std::make_shared<MpiEngine>(mpi, threaded != 0), nullptr, rank,
+                                                size);
   world = comm;
   *out = comm;
   return Status::ok();

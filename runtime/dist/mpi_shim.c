@@ -2,7 +2,8 @@
  * (Open MPI's headers, linked to libmpi). libnncc_runtime dlopens it when a
  * program asks for an MPI communicator (nncc_communicator_create_mpi), so the
  * runtime itself links no MPI and loads without one. Every function returns
- * 0 or writes the MPI error text into `err` and returns nonzero. */
+ * 0 or writes the MPI error text into `err` and returns nonzero. A `comm`
+ * argument is NULL for the world or a handle nncc_mpi_comm_split made. */
 #define _GNU_SOURCE /* dladdr */
 #include <mpi.h>
 
@@ -10,11 +11,14 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NNCC_MPI_EXPORT __attribute__((visibility("default")))
 
 static int g_initialized_here = 0;
+
+static MPI_Comm comm_of(void *comm) { return comm ? *(MPI_Comm *)comm : MPI_COMM_WORLD; }
 
 static int report(int code, const char *what, char *err, int errlen) {
   if (code == MPI_SUCCESS)
@@ -59,10 +63,10 @@ NNCC_MPI_EXPORT int nncc_mpi_init(int want_threads, int *rank, int *size, int *t
 }
 
 /* In-place sum of `count` floats over the world, in pieces MPI's int count holds. */
-NNCC_MPI_EXPORT int nncc_mpi_allreduce_sum_f32(float *data, int64_t count, char *err, int errlen) {
+NNCC_MPI_EXPORT int nncc_mpi_allreduce_sum_f32(void *comm, float *data, int64_t count, char *err, int errlen) {
   while (count > 0) {
     int n = count > INT_MAX ? INT_MAX : (int)count;
-    if (report(MPI_Allreduce(MPI_IN_PLACE, data, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce",
+    if (report(MPI_Allreduce(MPI_IN_PLACE, data, n, MPI_FLOAT, MPI_SUM, comm_of(comm)), "MPI_Allreduce",
                err, errlen))
       return 1;
     data += n;
@@ -71,11 +75,11 @@ NNCC_MPI_EXPORT int nncc_mpi_allreduce_sum_f32(float *data, int64_t count, char 
   return 0;
 }
 
-NNCC_MPI_EXPORT int nncc_mpi_broadcast(void *data, int64_t bytes, int root, char *err, int errlen) {
+NNCC_MPI_EXPORT int nncc_mpi_broadcast(void *comm, void *data, int64_t bytes, int root, char *err, int errlen) {
   char *p = (char *)data;
   while (bytes > 0) {
     int n = bytes > INT_MAX ? INT_MAX : (int)bytes;
-    if (report(MPI_Bcast(p, n, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast", err, errlen))
+    if (report(MPI_Bcast(p, n, MPI_BYTE, root, comm_of(comm)), "MPI_Bcast", err, errlen))
       return 1;
     p += n;
     bytes -= n;
@@ -83,8 +87,41 @@ NNCC_MPI_EXPORT int nncc_mpi_broadcast(void *data, int64_t bytes, int root, char
   return 0;
 }
 
-NNCC_MPI_EXPORT int nncc_mpi_barrier(char *err, int errlen) {
-  return report(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier", err, errlen);
+NNCC_MPI_EXPORT int nncc_mpi_barrier(void *comm, char *err, int errlen) {
+  return report(MPI_Barrier(comm_of(comm)), "MPI_Barrier", err, errlen);
+}
+
+/* MPI_Comm_split of `comm`: *out is a new handle (nncc_mpi_comm_free), with
+ * this process's rank and size in it. Errors on it are returned too. */
+NNCC_MPI_EXPORT int nncc_mpi_comm_split(void *comm, int color, int key, void **out, int *rank, int *size,
+                                        char *err, int errlen) {
+  MPI_Comm *sub = (MPI_Comm *)malloc(sizeof(MPI_Comm));
+  if (!sub) {
+    snprintf(err, (size_t)errlen, "out of memory");
+    return 1;
+  }
+  if (report(MPI_Comm_split(comm_of(comm), color, key, sub), "MPI_Comm_split", err, errlen)) {
+    free(sub);
+    return 1;
+  }
+  MPI_Comm_set_errhandler(*sub, MPI_ERRORS_RETURN);
+  if (report(MPI_Comm_rank(*sub, rank), "MPI_Comm_rank", err, errlen) ||
+      report(MPI_Comm_size(*sub, size), "MPI_Comm_size", err, errlen)) {
+    MPI_Comm_free(sub);
+    free(sub);
+    return 1;
+  }
+  *out = sub;
+  return 0;
+}
+
+/* Frees a handle of nncc_mpi_comm_split (before MPI is finalized). */
+NNCC_MPI_EXPORT void nncc_mpi_comm_free(void *comm) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized)
+    MPI_Comm_free((MPI_Comm *)comm);
+  free(comm);
 }
 
 /* Ends every process of the job (MPI_Abort): how a rank that fails stops

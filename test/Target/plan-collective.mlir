@@ -7,6 +7,7 @@
 // ranks' values arrive into them while the inputs are read). A result that
 // is an output of the entry is written in place. (The step is named after
 // its location, which the text between nncc-opt and nncc-translate drops.)
+// Without `group` the collective is over the data-parallel group.
 
 func.func private @scale(%a: tensor<16xf32>, %init: tensor<16xf32>) -> tensor<16xf32> {
   return %init : tensor<16xf32>
@@ -30,11 +31,14 @@ func.func @step(%x: tensor<16xf32> {nn.name = "x"}) -> (tensor<f32> {nn.name = "
 }
 
 // CHECK: static const nncc_buffer_ref e0_s3_args[] = {{[{][{]}}.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 0, .bytes = 64}, {.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 64, .bytes = 64}, {.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 256, .bytes = 4}, {.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 128, .bytes = 64}, {.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 192, .bytes = 64}, {.kind = NNCC_BUFFER_OUTPUT, .index = 0, .offset = 0, .bytes = 4}, };
-// CHECK: static const int64_t e0_s3_i[] = {[NNCC_COLLECTIVE_OP] = NNCC_COLLECTIVE_ALL_REDUCE, [NNCC_COLLECTIVE_REDUCTION] = NNCC_REDUCTION_MEAN, [NNCC_COLLECTIVE_DTYPE] = NNCC_DTYPE_F32, [NNCC_COLLECTIVE_GROUP_SIZE] = 2};
+// CHECK: static const int64_t e0_s3_i[] = {[NNCC_COLLECTIVE_OP] = NNCC_COLLECTIVE_ALL_REDUCE, [NNCC_COLLECTIVE_REDUCTION] = NNCC_REDUCTION_MEAN, [NNCC_COLLECTIVE_DTYPE] = NNCC_DTYPE_F32, [NNCC_COLLECTIVE_GROUP_SIZE] = 2, [NNCC_COLLECTIVE_GROUP] = NNCC_GROUP_DATA};
 // CHECK: e0_steps[] = {
 // CHECK-NEXT: .name = "g0"
 // CHECK-NEXT: .name = "g1"
 // CHECK-NEXT: .name = "l"
-// CHECK-NEXT: {.kind = NNCC_STEP_COLLECTIVE, .kernel = -1, .num_args = 6, .args = e0_s3_args, .num_iparams = 4, .iparams = e0_s3_i, {{.*}}.name = "all-reduce"},
+// CHECK-NEXT: {.kind = NNCC_STEP_COLLECTIVE, .kernel = -1, .num_args = 6, .args = e0_s3_args, .num_iparams = 5, .iparams = e0_s3_i, {{.*}}.name = "all-reduce"},
 // CHECK-NEXT: .name = "y"
 // CHECK-NEXT: };
+// A module without nncc.parallel is laid out as its collectives' groups say.
+// CHECK: .data_parallel = 2,
+// CHECK-NEXT: .tensor_parallel = 1,

@@ -44,7 +44,7 @@ const char kUsage[] =
     "                [--devices cuda:0,cuda:1,...]\n"
     "\n"
     "  --info          prints what the module holds (entries, CPU level and features, GPU\n"
-    "                  code) and exits; no inputs needed\n"
+    "                  code, parallel layout) and exits; no inputs needed\n"
     "  --device D      device to run on (default cpu); under mpirun, 'cuda' is the GPU\n"
     "                  of the rank's local index (collectives then run over NCCL)\n"
     "  --entry NAME    entry point (default: the only one, or 'forward')\n"
@@ -71,9 +71,12 @@ const char kUsage[] =
     "                  input and the labels, samples along the first axis): --steps N, or\n"
     "                  --epochs E (default 1), --lr F (default 0.01), --shuffle with --seed S,\n"
     "                  --loss-file F (one loss per line)\n"
-    "  --devices LIST  --train on several local GPUs in this process, one data-parallel\n"
-    "                  rank each (a module compiled with --parallel=dp:N for N devices),\n"
-    "                  collectives over NCCL; rank 0 prints and writes the files\n";
+    "  --devices LIST  --train on several local GPUs in this process, one rank each (a\n"
+    "                  module compiled with --parallel=dp:D,tp:T for D*T devices; tp needs\n"
+    "                  NCCL 2.18+ when D > 1), collectives over NCCL; rank 0 prints and\n"
+    "                  writes the files\n"
+    "  under mpirun    world rank w is data-parallel rank w / T (its data shard) and\n"
+    "                  tensor-parallel rank w % T; rank 0 prints and writes the files\n";
 
 struct Options {
   std::string model, device = "cpu", entry, inputDir, outputDir, compareDir, profile, stateOut,
@@ -340,6 +343,10 @@ int printInfo(const nncc::Module &module, const std::string &path) {
   std::vector<nncc::TensorInfo> states = module.states();
   if (!states.empty())
     std::printf("state: %s\n", signature(states).c_str());
+  nncc::Module::Parallel layout = module.parallel();
+  if (layout.worldSize() > 1)
+    std::printf("parallel: dp=%d x tp=%d (run it as %d ranks: mpirun -np %d, or --devices with %d GPUs)\n",
+                layout.data, layout.tensor, layout.worldSize(), layout.worldSize(), layout.worldSize());
   return 0;
 }
 
@@ -361,6 +368,24 @@ void writeStates(const nncc::Module &module, nncc::Session &session, const std::
       throw nncc::Error(NNCC_ERROR_INVALID_ARGUMENT, error);
   }
   std::printf("wrote %zu state%s to %s\n", states.size(), states.size() == 1 ? "" : "s", dir.c_str());
+}
+
+/// --state-out, --save-checkpoint and --export-onnx after a run. Each reads
+/// every state, in module order, and reading a state sharded over a tensor
+/// group gathers it from the group's ranks: the ranks that write nothing
+/// (`writer` false: all but rank 0) read the states as often, in the same
+/// order, so every group's gathers meet.
+void writeOutputs(const nncc::Module &module, nncc::Session &session, const Options &o, bool writer) {
+  auto joinReads = [&] {
+    for (const nncc::TensorInfo &info : module.states())
+      (void)session.state(info.name);
+  };
+  if (!o.stateOut.empty())
+    writer ? writeStates(module, session, o.stateOut) : joinReads();
+  if (!o.saveCheckpoint.empty())
+    writer ? session.saveCheckpoint(o.saveCheckpoint) : joinReads();
+  if (!o.exportOnnx.empty())
+    writer ? session.exportOnnx(o.onnxModel, o.exportOnnx) : joinReads();
 }
 
 /// Whether mpirun started this process: Open MPI's OMPI_COMM_WORLD_SIZE, or
@@ -409,62 +434,57 @@ int trainOnDevices(const nncc::Module &module, Options o) {
     usageError("--devices drives the GPUs of one process; under mpirun give each rank --device cuda");
   std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus(o.devices);
   int ranks = static_cast<int>(o.devices.size());
+  nncc::Module::Parallel layout = module.parallel();
   std::vector<std::optional<nncc::Session>> sessions(static_cast<size_t>(ranks));
-  std::string names;
-  for (int r = 0; r < ranks; ++r) {
-    nncc::SessionOptions options{o.threads};
-    options.distributed = comms[r];
-    if (r != 0)
-      options.profile = ""; // rank 0's trace only (--profile or NNCC_PROFILE)
-    else if (!o.profile.empty())
-      options.profile = o.profile;
-    sessions[r].emplace(module, nncc::Device::cuda(o.devices[r]), options);
-    setUpStates(module, *sessions[r], o);
-    names += (r ? "," : "") + sessions[r]->device();
-  }
-  std::printf("entry 'train_step' on %s (one process, %d ranks over NCCL)\n", names.c_str(), ranks);
+  // Each rank on a thread of its own from the start: opening a session of a
+  // module laid out dp x tp splits the world into groups, a collective.
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
-      nncc::tools::TrainOptions t = o.training;
-      t.rank = r;
-      t.ranks = ranks;
-      t.report = r == 0;
-      if (r != 0)
-        t.lossFile.clear();
       try {
+        nncc::SessionOptions options{o.threads};
+        options.distributed = comms[r];
+        if (r != 0)
+          options.profile = ""; // rank 0's trace only (--profile or NNCC_PROFILE)
+        else if (!o.profile.empty())
+          options.profile = o.profile;
+        sessions[r].emplace(module, nncc::Device::cuda(o.devices[r]), options);
+        setUpStates(module, *sessions[r], o);
+        if (r == 0) {
+          std::string names;
+          for (int32_t d : o.devices)
+            names += (names.empty() ? "cuda:" : ",cuda:") + std::to_string(d);
+          std::printf("entry 'train_step' on %s (one process, %d ranks over NCCL)\n", names.c_str(), ranks);
+        }
+        // The ranks of a tensor group (r / T alike) read the same samples.
+        nncc::tools::TrainOptions t = o.training;
+        t.rank = r / layout.tensor;
+        t.ranks = layout.data;
+        t.report = r == 0;
+        if (r != 0)
+          t.lossFile.clear();
         nncc::tools::train(module, *sessions[r], t);
+        writeOutputs(module, *sessions[r], o, r == 0);
       } catch (const std::exception &e) {
         std::fflush(stdout);
-        std::fprintf(stderr, "nncc-run: error: rank %d of %d (%s): %s\n", r, ranks,
-                     sessions[r]->device().c_str(), e.what());
+        std::fprintf(stderr, "nncc-run: error: rank %d of %d (cuda:%d): %s\n", r, ranks, o.devices[r], e.what());
         std::fflush(stderr);
         std::_Exit(1);
       }
     });
   for (std::thread &t : threads)
     t.join();
-  nncc::Session &first = *sessions[0];
-  writeStates(module, first, o.stateOut);
-  if (!o.saveCheckpoint.empty())
-    first.saveCheckpoint(o.saveCheckpoint);
-  if (!o.exportOnnx.empty())
-    first.exportOnnx(o.onnxModel, o.exportOnnx);
   return 0;
 }
 
 int run(Options o) {
   if (launchedByMpi()) {
     world = nncc::Distributed::fromMpi();
-    o.training.rank = world->rank();
-    o.training.ranks = world->size();
     if (world->rank() != 0) {
-      // Every rank computes the same losses and state: rank 0 reports them.
+      // Every rank computes the same losses and state: rank 0 reports them
+      // (the others join its state reads: writeOutputs).
       if (!std::freopen("/dev/null", "w", stdout))
         throw nncc::Error(NNCC_ERROR_INTERNAL, "cannot silence the output of rank " + std::to_string(world->rank()));
-      o.stateOut.clear();
-      o.saveCheckpoint.clear();
-      o.exportOnnx.clear();
       o.training.lossFile.clear();
       o.profile.clear();
     }
@@ -472,6 +492,14 @@ int run(Options o) {
   nncc::Module module = nncc::Module::load(o.model);
   if (o.info)
     return printInfo(module, o.model);
+  if (world) {
+    // World rank w is (w / T, w % T): the T ranks of a tensor group read
+    // the data shard of their data-parallel index.
+    nncc::Module::Parallel layout = module.parallel();
+    o.training.rank = world->rank() / layout.tensor;
+    o.training.ranks = layout.data;
+  }
+  bool writer = !world || world->rank() == 0;
   if (!o.devices.empty())
     return trainOnDevices(module, o);
   nncc::EntryInfo entry = pickEntry(module, o.train ? "train_step" : o.entry);
@@ -493,11 +521,7 @@ int run(Options o) {
   setUpStates(module, session, o);
   if (o.train) {
     nncc::tools::train(module, session, o.training);
-    writeStates(module, session, o.stateOut);
-    if (!o.saveCheckpoint.empty())
-      session.saveCheckpoint(o.saveCheckpoint);
-    if (!o.exportOnnx.empty())
-      session.exportOnnx(o.onnxModel, o.exportOnnx);
+    writeOutputs(module, session, o, writer);
     return 0;
   }
 
@@ -621,11 +645,7 @@ int run(Options o) {
     std::printf("median %.4g ms (min %.4g ms, max %.4g ms, %zu runs)\n", median, sorted.front(),
                 sorted.back(), n);
   }
-  writeStates(module, session, o.stateOut);
-  if (!o.saveCheckpoint.empty())
-    session.saveCheckpoint(o.saveCheckpoint);
-  if (!o.exportOnnx.empty())
-    session.exportOnnx(o.onnxModel, o.exportOnnx);
+  writeOutputs(module, session, o, writer);
   if (profiling) {
     printProfile(module, session, entry);
     std::string path = session.profilePath();

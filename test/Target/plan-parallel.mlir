@@ -1,0 +1,49 @@
+// RUN: nncc-opt %s -split-input-file -nncc-plan | nncc-translate -split-input-file --nncc-plan-to-c | FileCheck %s
+// RUN: nncc-opt %S/Inputs/plan-parallel-invalid.mlir -split-input-file -nncc-plan | not nncc-translate -split-input-file --nncc-plan-to-c 2>&1 | FileCheck %s --check-prefix=ERR
+
+// The parallel contract (docs/distributed.md) in the plan: the module's
+// layout (nncc.parallel = [D, T]), a global sharded over the tensor group
+// (nncc.shard = [axis, parts]: its type is one part, its value the whole
+// tensor, stored whole as its weight), and each collective's group.
+
+module attributes {nncc.parallel = array<i64: 2, 2>} {
+  ml_program.global private mutable @w(dense<[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]> : tensor<2x4xf32>) : tensor<2x2xf32> {nncc.shard = array<i64: 1, 2>}
+  ml_program.global private mutable @b(dense<1.0> : tensor<3xf32>) : tensor<3xf32>
+  func.func @step(%x: tensor<2x2xf32> {nn.name = "x"}) -> (tensor<2x2xf32> {nn.name = "t"}, tensor<2x2xf32> {nn.name = "d"}) {
+    %w = ml_program.global_load @w : tensor<2x2xf32>
+    %t = dist.all_reduce_step %w {group = "tensor", group_size = 2 : i64, reduction = "sum"} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+    %d = dist.all_reduce_step %x {group = "data", group_size = 2 : i64, reduction = "mean"} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+    return %t, %d : tensor<2x2xf32>, tensor<2x2xf32>
+  }
+}
+
+// CHECK: e0_s0_i[] = {{.*}}[NNCC_COLLECTIVE_REDUCTION] = NNCC_REDUCTION_SUM, {{.*}}[NNCC_COLLECTIVE_GROUP_SIZE] = 2, [NNCC_COLLECTIVE_GROUP] = NNCC_GROUP_TENSOR};
+// CHECK: e0_s1_i[] = {{.*}}[NNCC_COLLECTIVE_REDUCTION] = NNCC_REDUCTION_MEAN, {{.*}}[NNCC_COLLECTIVE_GROUP_SIZE] = 2, [NNCC_COLLECTIVE_GROUP] = NNCC_GROUP_DATA};
+// The weight of the sharded state is the whole tensor (32 bytes), the state one part (16).
+// CHECK: static const nncc_weight weights[] = {
+// CHECK-NEXT: {.name = "w", .offset = 0, .bytes = 32},
+// CHECK-NEXT: {.name = "b", .offset = 64, .bytes = 12},
+// CHECK: static const int64_t state0_dims[] = {2, 2};
+// CHECK: {.name = "w", .dtype = NNCC_DTYPE_F32, .rank = 2, .dims = state0_dims, .bytes = 16, .init_weight = 0, .shard_parts = 2, .shard_axis = 1},
+// CHECK-NEXT: {.name = "b", .dtype = NNCC_DTYPE_F32, .rank = 1, .dims = state1_dims, .bytes = 12, .init_weight = 1, .shard_parts = 0, .shard_axis = 0},
+// CHECK: .data_parallel = 2,
+// CHECK-NEXT: .tensor_parallel = 2,
+
+// -----
+
+// Tensor parallelism alone: the layout 1 x 4.
+module attributes {nncc.parallel = array<i64: 1, 4>} {
+  func.func @f(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<4xf32> {nn.name = "y"}) {
+    %y = dist.all_reduce_step %x {group = "tensor", group_size = 4 : i64, reduction = "sum"} : (tensor<4xf32>) -> tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+}
+// CHECK: [NNCC_COLLECTIVE_GROUP_SIZE] = 4, [NNCC_COLLECTIVE_GROUP] = NNCC_GROUP_TENSOR};
+// CHECK: .data_parallel = 1,
+// CHECK-NEXT: .tensor_parallel = 4,
+
+// Inconsistent contracts (Inputs/plan-parallel-invalid.mlir), each named:
+// ERR: error: the module's nncc.parallel must be array<i64: D, T> with D, T >= 1 (data- and tensor-parallel ranks)
+// ERR: error: global 'w': nncc.shard = [1, 3] needs 0 <= axis < 2 and parts == the module's tensor-parallel size 2
+// ERR: error: global 'w': its initial value is not the whole tensor of its 2 part(s)
+// ERR: error: 'dist.all_reduce_step' at {{.*}}: group_size 4 is not the module's tensor-parallel size 2 (nncc.parallel)
