@@ -77,6 +77,7 @@ def check_inference(setup):
     for name, flags, ranks in (("infer-single", [], 1), ("infer-tp2", ["--parallel=tp:2"], 2)):
         so = setup.compile(name, ["--target=cpu", *flags])
         out = os.path.join(work, f"{name}-out")
+        os.makedirs(out, exist_ok=True)
         cmd = [args.nncc_run, so, "--input-dir", inputs, "--output-dir", out, "--threads", "1"]
         run(mpirun(args, ranks) + cmd if ranks > 1 else cmd, f"nncc-run {name}")
         with open(os.path.join(out, "output_0.pb"), "rb") as f:
