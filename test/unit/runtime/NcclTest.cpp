@@ -351,6 +351,36 @@ TEST(NcclMpi, TwoProcesses) {
   }
 }
 
+// dp=2 x tp=2 as four processes (runtime.hostnccl.mpi-tensor-parallel:
+// mpirun -np 4): each group's NCCL communicator is bootstrapped over its MPI
+// group (MPI_Comm_split), each process on cuda:<rank>.
+TEST(NcclMpiTensorParallel, FourProcesses) {
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE"))
+    GTEST_SKIP() << "needs mpirun -np 4";
+  SKIP_WITHOUT_GPUS(4);
+  nncc::Distributed world = nncc::Distributed::fromMpi();
+  ASSERT_EQ(world.size(), 4);
+  int w = world.rank(), d = w / 2, t = w % 2;
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_TP_SO));
+  nncc::SessionOptions options{1};
+  options.distributed = world;
+  nncc::Session s(mod, nncc::Device::cuda(w), options);
+  auto x = [](int q) { return values(5, q, 0); };
+  std::vector<float> in = x(w);
+  nncc::TensorMap out = s.run("both", {{"x", wrap(in, {5})}});
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(out.at("s").data<float>()[i], x(2 * d)[i] + x(2 * d + 1)[i]) << "rank " << w << " s " << i;
+    EXPECT_EQ(out.at("m").data<float>()[i], (x(t)[i] + x(2 + t)[i]) * 0.5f) << "rank " << w << " m " << i;
+  }
+  nncc::TensorMap part = s.run("read_w", {});
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      EXPECT_EQ(part.at("w_part").data<float>()[i * 3 + j], 10 * i + 3 * t + j) << "rank " << w;
+  nncc::Tensor whole = s.state("w");
+  for (int k = 0; k < 24; ++k)
+    EXPECT_EQ(whole.data<float>()[k], 10 * (k / 6) + k % 6) << "rank " << w;
+}
+
 /// Runs `command` with the shell, its standard error into its output;
 /// returns the exit status.
 int runCommand(const std::string &command, std::string *output) {
