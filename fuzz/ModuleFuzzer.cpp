@@ -15,6 +15,8 @@
 #include "PlanChecksum.h"
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -25,7 +27,8 @@ void kernel(void **, int64_t, int64_t) {}
 
 // The base module: a CPU and a CUDA plan of two entries each (kernels, a
 // GEMM with bias, a copy, a run-time check), two kernels with GPU launches,
-// a GPU image with PTX and a cubin, embedded weights, a CPU level.
+// a GPU image with PTX and a cubin, embedded weights, a CPU level, a
+// tensor-parallel layout with a collective step and a sharded state.
 const int64_t xDims[] = {4, 8}, yDims[] = {4, 4}, vDims[] = {16};
 const nncc_tensor_desc fwdIn[] = {{"x", NNCC_DTYPE_F32, 2, xDims}};
 const nncc_tensor_desc fwdOut[] = {{"y", NNCC_DTYPE_F32, 2, yDims},
@@ -51,10 +54,22 @@ const nncc_tensor_desc dblIn[] = {{"a", NNCC_DTYPE_I32, 1, vDims}};
 const nncc_tensor_desc dblOut[] = {{"b", NNCC_DTYPE_I32, 1, vDims}};
 const nncc_buffer_ref dblArgs[] = {{NNCC_BUFFER_INPUT, 0, 0, 64}, {NNCC_BUFFER_OUTPUT, 0, 0, 64}};
 const nncc_step dblSteps[] = {{NNCC_STEP_KERNEL, 1, 2, dblArgs, 0, nullptr, 0, nullptr, 16, ""}};
+// A tensor-parallel all-reduce (the layout is dp=1 x tp=2) reading the
+// sharded state 0.
+const nncc_tensor_desc sumOut[] = {{"s", NNCC_DTYPE_F32, 2, yDims}};
+const nncc_buffer_ref sumArgs[] = {{NNCC_BUFFER_STATE, 0, 0, 64}, {NNCC_BUFFER_OUTPUT, 0, 0, 64}};
+const int64_t sumI[] = {NNCC_COLLECTIVE_ALL_REDUCE, NNCC_REDUCTION_SUM, NNCC_DTYPE_F32, 2, NNCC_GROUP_TENSOR};
+const nncc_step sumSteps[] = {{NNCC_STEP_COLLECTIVE, 0, 2, sumArgs, 5, sumI, 0, nullptr, 0, "tensor_sum"}};
 const nncc_entry entries[] = {
     {"forward", 1, fwdIn, 2, fwdOut, 320, 3, fwdSteps, 1, fwdChecks},
-    {"double_it", 1, dblIn, 1, dblOut, 0, 1, dblSteps, 0, nullptr}};
-const nncc_plan plans[] = {{NNCC_DEVICE_CPU, 2, entries}, {NNCC_DEVICE_CUDA, 2, entries}};
+    {"double_it", 1, dblIn, 1, dblOut, 0, 1, dblSteps, 0, nullptr},
+    {"reduce", 0, nullptr, 1, sumOut, 0, 1, sumSteps, 0, nullptr}};
+const nncc_plan plans[] = {{NNCC_DEVICE_CPU, 3, entries}, {NNCC_DEVICE_CUDA, 3, entries}};
+// State 0: f32[4, 4], one of 2 parts along axis 1 of weight "w" (f32[4, 8]);
+// state 1: zero-filled.
+const int64_t partDims[] = {4, 4};
+const nncc_state states[] = {{"w_part", NNCC_DTYPE_F32, 2, partDims, 64, 0, 2, 1},
+                             {"moment", NNCC_DTYPE_F32, 1, vDims, 64, -1, 0, 0}};
 const nncc_gpu_launch launches0[] = {{"add", {4, 1, 1}, {32, 1, 1}, 0},
                                      {"flag", {1, 1, 1}, {1, 1, 1}, 0}};
 const nncc_gpu_launch launches1[] = {{"dbl", {1, 1, 1}, {16, 1, 1}, 0}};
@@ -67,7 +82,7 @@ const nncc_gpu_image images[] = {
 const nncc_module base = {NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module),
                           "nncc fuzz", 2, plans, 2, kernels, 2, weights, blob, nullptr,
                           sizeof(blob), 0, 1, images, "x86-64-v3", "avx,avx2,fma", 0,
-                          /*num_states=*/0, /*states=*/nullptr, /*data_parallel=*/1, /*tensor_parallel=*/1};
+                          /*num_states=*/2, states, /*data_parallel=*/1, /*tensor_parallel=*/2};
 
 /// The flattened module: bytes, and the offsets of its pointer slots.
 struct Image {
@@ -165,6 +180,11 @@ Image flatten(const nncc_module &m) {
   }
   img.string(offsetof(nncc_module, cpu_name), m.cpu_name);
   img.string(offsetof(nncc_module, cpu_features), m.cpu_features);
+  size_t ss = img.table(offsetof(nncc_module, states), m.states, m.num_states);
+  for (int32_t i = 0; i < m.num_states; ++i) {
+    img.string(SLOT(ss, nncc_state, i, name), m.states[i].name);
+    img.table(SLOT(ss, nncc_state, i, dims), m.states[i].dims, static_cast<size_t>(m.states[i].rank));
+  }
   return img;
 }
 
@@ -187,9 +207,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memory.add(bytes.data(), bytes.size(), /*executable=*/true);
   const auto &m = *reinterpret_cast<const nncc_module *>(bytes.data());
   uint64_t sum = 0;
-  if (!nncc::rt::planChecksum(m, memory, &sum).isOk())
-    return 0;
+  nncc::rt::Status verified = nncc::rt::planChecksum(m, memory, &sum);
   nncc::rt::VerifiedPlan plan;
-  (void)nncc::rt::verifyPlan(m, &plan);
+  if (verified.isOk())
+    verified = nncc::rt::verifyPlan(m, &plan);
+  // The unedited base must verify, or every input would only explore
+  // rejections.
+  if (size < 3 && !verified.isOk()) {
+    std::fprintf(stderr, "the fuzzer's base module does not verify: %s\n", verified.message().c_str());
+    std::abort();
+  }
   return 0;
 }

@@ -487,6 +487,7 @@ int run(Options o) {
         throw nncc::Error(NNCC_ERROR_INTERNAL, "cannot silence the output of rank " + std::to_string(world->rank()));
       o.training.lossFile.clear();
       o.profile.clear();
+      o.outputDir.clear();
     }
   }
   nncc::Module module = nncc::Module::load(o.model);

@@ -233,6 +233,49 @@ TEST(Nccl, CpuSessionsOverLocalRanks) {
   }
 }
 
+// dp=2 x tp=2 on four GPUs of one process: the NCCL world is split into
+// the groups (ncclCommSplit), each collective step runs over its group's
+// NCCL communicator, the sharded state is each rank's part, and reading it
+// gathers the parts over the split group's host collectives. Every rank's
+// input differs, so a wrong grouping gives other sums. (The CPU twin of this
+// check runs under mpirun: TensorParallelMpiTest.cpp.)
+TEST(NcclTensorParallel, FourLocalGpus) {
+  SKIP_WITHOUT_GPUS(4);
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_TP_SO));
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus({0, 1, 2, 3});
+  std::vector<std::optional<nncc::Session>> sessions(4);
+  auto x = [](int w) {
+    std::vector<float> v(5);
+    for (int i = 0; i < 5; ++i)
+      v[i] = static_cast<float>((w + 1) * 10 + i) + 0.25f * static_cast<float>(w);
+    return v;
+  };
+  std::vector<nncc::TensorMap> out(4), part(4);
+  std::vector<nncc::Tensor> whole(4);
+  std::vector<std::string> errors = together(4, [&](int w) {
+    nncc::SessionOptions options{1};
+    options.distributed = comms[w];
+    sessions[w].emplace(mod, nncc::Device::cuda(w), options); // splits: all ranks at once
+    std::vector<float> in = x(w);
+    out[w] = sessions[w]->run("both", {{"x", wrap(in, {5})}});
+    part[w] = sessions[w]->run("read_w", {});
+    whole[w] = sessions[w]->state("w");
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>(4, "")));
+  for (int w = 0; w < 4; ++w) {
+    int d = w / 2, t = w % 2;
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(out[w].at("s").data<float>()[i], x(2 * d)[i] + x(2 * d + 1)[i]) << "rank " << w << " s " << i;
+      EXPECT_EQ(out[w].at("m").data<float>()[i], (x(t)[i] + x(2 + t)[i]) * 0.5f) << "rank " << w << " m " << i;
+    }
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 3; ++j)
+        EXPECT_EQ(part[w].at("w_part").data<float>()[i * 3 + j], 10 * i + 3 * t + j) << "rank " << w;
+    for (int k = 0; k < 24; ++k)
+      EXPECT_EQ(whole[w].data<float>()[k], 10 * (k / 6) + k % 6) << "rank " << w;
+  }
+}
+
 TEST(Nccl, SessionOnAnotherGpuIsRefused) {
   SKIP_WITHOUT_GPUS(2);
   nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_COLLECTIVE_DP2_SO));
@@ -306,6 +349,36 @@ TEST(NcclMpi, TwoProcesses) {
       ASSERT_FLOAT_EQ(out.at("s").data<float>()[i], inputX(0, run)[i] + inputX(1, run)[i])
           << "rank " << r << ", run " << run << ", s[" << i << "]";
   }
+}
+
+// dp=2 x tp=2 as four processes (runtime.hostnccl.mpi-tensor-parallel:
+// mpirun -np 4): each group's NCCL communicator is bootstrapped over its MPI
+// group (MPI_Comm_split), each process on cuda:<rank>.
+TEST(NcclMpiTensorParallel, FourProcesses) {
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE"))
+    GTEST_SKIP() << "needs mpirun -np 4";
+  SKIP_WITHOUT_GPUS(4);
+  nncc::Distributed world = nncc::Distributed::fromMpi();
+  ASSERT_EQ(world.size(), 4);
+  int w = world.rank(), d = w / 2, t = w % 2;
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_TP_SO));
+  nncc::SessionOptions options{1};
+  options.distributed = world;
+  nncc::Session s(mod, nncc::Device::cuda(w), options);
+  auto x = [](int q) { return values(5, q, 0); };
+  std::vector<float> in = x(w);
+  nncc::TensorMap out = s.run("both", {{"x", wrap(in, {5})}});
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(out.at("s").data<float>()[i], x(2 * d)[i] + x(2 * d + 1)[i]) << "rank " << w << " s " << i;
+    EXPECT_EQ(out.at("m").data<float>()[i], (x(t)[i] + x(2 + t)[i]) * 0.5f) << "rank " << w << " m " << i;
+  }
+  nncc::TensorMap part = s.run("read_w", {});
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      EXPECT_EQ(part.at("w_part").data<float>()[i * 3 + j], 10 * i + 3 * t + j) << "rank " << w;
+  nncc::Tensor whole = s.state("w");
+  for (int k = 0; k < 24; ++k)
+    EXPECT_EQ(whole.data<float>()[k], 10 * (k / 6) + k % 6) << "rank " << w;
 }
 
 /// Runs `command` with the shell, its standard error into its output;

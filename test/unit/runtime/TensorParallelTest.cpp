@@ -4,10 +4,17 @@
 // tp=2 module is refused by a world of one naming its layout, the layout and
 // whole state shapes are reported, and the one-rank twin of the fixture runs.
 // The many-rank behavior is TensorParallelMpiTest.cpp's (under mpirun).
+#include "TensorProto.h"
+#include "TestUtil.h"
 #include "nncc/runtime.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 using ::testing::HasSubstr;
 
@@ -81,6 +88,76 @@ TEST(TensorParallel, TwinRunsAlone) {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 6; ++j)
       EXPECT_EQ(w.data<float>()[i * 6 + j], 10 * i + j);
+}
+
+struct ShellResult {
+  int exitCode;
+  std::string output; // stdout and stderr
+};
+
+ShellResult shell(const std::string &cmd, const std::string &dir) {
+  std::string log = dir + "/log.txt";
+  int status = std::system((cmd + " > " + log + " 2>&1").c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, nncc::test::readFile(log)};
+}
+
+void writeFloats(const std::string &path, const std::string &name, std::vector<int64_t> dims,
+                 const std::vector<float> &v) {
+  nncc::tools::HostTensor t;
+  t.name = name;
+  t.dtype = NNCC_DTYPE_F32;
+  t.dims = std::move(dims);
+  t.data.resize(v.size() * 4);
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  std::string error;
+  ASSERT_TRUE(nncc::tools::writeTensorProtoFile(path, t, &error)) << error;
+}
+
+TEST(TensorParallel, NnccRunInfoAndRefusal) {
+  std::string dir = nncc::test::makeTempDir("tp_nncc_run");
+  ShellResult info = shell(std::string(NNCC_RUN_EXE) + " " + FIXTURE_TP_SO + " --info", dir);
+  EXPECT_EQ(info.exitCode, 0) << info.output;
+  EXPECT_THAT(info.output, HasSubstr("parallel: dp=2 x tp=2 (run it as 4 ranks: mpirun -np 4"));
+  EXPECT_THAT(info.output, HasSubstr("state: w f32[4,6], bias f32[3]"));
+  writeFloats(dir + "/input_0.pb", "x", {5}, {1, 2, 3, 4, 5});
+  ShellResult alone = shell(std::string(NNCC_RUN_EXE) + " " + FIXTURE_TP_SO + " --entry both --input-dir " + dir, dir);
+  EXPECT_EQ(alone.exitCode, 1);
+  EXPECT_THAT(alone.output, HasSubstr("this session's world has 1 (self): run it under `mpirun -np 4`"));
+}
+
+// nncc-run under mpirun -np 4: every rank reads the same x, so the tensor
+// sum is 2x and the data mean x; rank 0 alone writes the outputs and the
+// states, whole (the other ranks join its gathers of the sharded "w").
+TEST(TensorParallel, NnccRunUnderMpirun) {
+  if (std::string(NNCC_MPIRUN).empty())
+    GTEST_SKIP() << "no mpirun (or no MPI backend)";
+  std::string dir = nncc::test::makeTempDir("tp_nncc_run_mpi");
+  writeFloats(dir + "/input_0.pb", "x", {5}, {1, 2, 3, 4, 5});
+  mkdir((dir + "/out").c_str(), 0755);
+  mkdir((dir + "/state").c_str(), 0755);
+  // A rank that missed a gather would leave the others waiting: bounded.
+  ShellResult r = shell("timeout 120 " + std::string(NNCC_MPIRUN) +
+                    " --allow-run-as-root --oversubscribe --mca btl_vader_single_copy_mechanism none -np 4 " +
+                    NNCC_RUN_EXE + " " + FIXTURE_TP_SO + " --entry both --threads 1 --input-dir " + dir +
+                    " --output-dir " + dir + "/out --state-out " + dir + "/state",
+                dir);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  nncc::tools::HostTensor s, m, w;
+  std::string error;
+  ASSERT_TRUE(nncc::tools::readTensorProtoFile(dir + "/out/output_0.pb", &s, &error)) << error;
+  ASSERT_TRUE(nncc::tools::readTensorProtoFile(dir + "/out/output_1.pb", &m, &error)) << error;
+  ASSERT_TRUE(nncc::tools::readTensorProtoFile(dir + "/state/state_0.pb", &w, &error)) << error;
+  const float *sv = reinterpret_cast<const float *>(s.data.data()), *mv = reinterpret_cast<const float *>(m.data.data());
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(sv[i], 2.0f * static_cast<float>(i + 1)) << i;
+    EXPECT_EQ(mv[i], static_cast<float>(i + 1)) << i;
+  }
+  ASSERT_EQ(w.dims, (std::vector<int64_t>{4, 6}));
+  const float *wv = reinterpret_cast<const float *>(w.data.data());
+  for (int k = 0; k < 24; ++k)
+    EXPECT_EQ(wv[k], 10 * (k / 6) + k % 6) << k;
+  // Only rank 0 printed.
+  EXPECT_EQ(r.output.find("entry 'both'"), r.output.rfind("entry 'both'")) << r.output;
 }
 
 } // namespace
