@@ -41,7 +41,7 @@ MAKE_MODELS = os.path.join(REPO, "examples", "models", "make_models.py")
 BATCH = 16
 STEPS = 20
 SAMPLES = 320
-LR = "0.05"
+LR = "0.5"
 TRAIN = ["--train", "--target=cpu", "--optimizer=momentum", "--loss=mse", "--freeze=.*_(scale|sqrt2|one|half)"]
 
 
