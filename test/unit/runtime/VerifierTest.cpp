@@ -17,6 +17,19 @@ std::string loadError(const char *path) {
   return nncc_last_error();
 }
 
+TEST(Verifier, RejectsInconsistentParallelLayouts) {
+  EXPECT_THAT(loadError(FIXTURE_TP_BAD_GROUP_SIZE_SO),
+              HasSubstr("entry 'both' step 0 ('tensor_sum'): its tensor group has 4 ranks, but the module's "
+                        "layout dp=2 x tp=2 gives it 2"));
+  EXPECT_THAT(loadError(FIXTURE_TP_BAD_GROUP_SO), HasSubstr("unknown parallel group 3 (1: data, 2: tensor)"));
+  EXPECT_THAT(loadError(FIXTURE_TP_BAD_PARTS_SO),
+              HasSubstr("state 'w' is split in 3 parts along axis 1, but a sharded state needs as many parts "
+                        "as the module's tensor-parallel ranks (2)"));
+  EXPECT_THAT(loadError(FIXTURE_TP_BAD_WEIGHT_SO),
+              HasSubstr("state 'w' starts from weight 0, which is no weight of its whole (all parts') size"));
+  EXPECT_THAT(loadError(FIXTURE_TP_BAD_LAYOUT_SO), HasSubstr("invalid parallel layout dp=0 x tp=2"));
+}
+
 TEST(Verifier, RejectsBadGpuLaunches) {
   EXPECT_THAT(loadError(FIXTURE_GPU_BAD_BLOCK_SO),
               HasSubstr("kernel 'add_w_twice' GPU launch 0 ('add_w') has a block of 2048 threads "
