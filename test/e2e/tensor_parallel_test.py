@@ -12,8 +12,9 @@ products meet in one sum over the tensor group per block. Checks:
 - inference: `mpirun -np 2 nncc-run` gives the one-process output (relative
   1e-5 of its largest magnitude), on a batch of 16;
 - training (mse, SGD with momentum, 20 steps at a global batch of 16): tp=2 on
-  2 ranks and dp=2 x tp=2 on 4 ranks give the losses of one process (relative
-  1e-5), and the checkpoint rank 0 writes at tp=2 (the parts gathered) loads
+  2 ranks (the CPU plan, and the GPU plan's mapping run on the CPU with
+  --emulate-gpu) and dp=2 x tp=2 on 4 ranks give the losses of one process
+  (relative 1e-5), and the checkpoint rank 0 writes at tp=2 (the parts gathered) loads
   into the one-process module and gives its next loss;
 - a layout the model cannot take (tp=3: 4 heads and 64 features do not
   split in 3) is refused naming it, and a tp=2 module run by one process is
@@ -90,12 +91,14 @@ def check_inference(setup):
     return ok, f"transformer tp=2 inference: {'ok' if ok else 'FAIL'}: worst difference {rel:.2g} of the largest output"
 
 
-def check_training(setup, dp, tp):
+def check_training(setup, dp, tp, plan="cpu"):
+    """`plan` "gpu": the module's GPU plan (its thread mapping and GEMM forms) run on the CPU."""
     args, work = setup.args, setup.work
     layout = ",".join(p for p in (f"dp:{dp}" if dp > 1 else "", f"tp:{tp}") if p)
-    so = setup.compile(f"train-dp{dp}-tp{tp}", TRAIN + [f"--parallel={layout}"])
-    out = os.path.join(work, f"dp{dp}-tp{tp}.txt")
-    ckpt = os.path.join(work, f"dp{dp}-tp{tp}.ckpt")
+    flags = TRAIN + [f"--parallel={layout}"] + (["--emulate-gpu"] if plan == "gpu" else [])
+    so = setup.compile(f"train-dp{dp}-tp{tp}-{plan}", flags)
+    out = os.path.join(work, f"dp{dp}-tp{tp}-{plan}.txt")
+    ckpt = os.path.join(work, f"dp{dp}-tp{tp}-{plan}.ckpt")
     for f in (out, ckpt):
         if os.path.exists(f):
             os.remove(f)
@@ -106,13 +109,13 @@ def check_training(setup, dp, tp):
     rel = float(np.max(np.abs(got - want) / np.abs(want)))
     ok = len(got) == STEPS and rel <= 1e-5
     # The checkpoint (every part gathered), loaded by the one-process module.
-    nxt = os.path.join(work, f"dp{dp}-tp{tp}-next.txt")
+    nxt = os.path.join(work, f"dp{dp}-tp{tp}-{plan}-next.txt")
     run([args.nncc_run, setup.single, "--train", "--data", setup.data, "--steps", "1", "--lr", LR, "--threads", "1",
          "--load-checkpoint", ckpt, "--loss-file", nxt], "nncc-run --load-checkpoint (one process)")
     want_next = losses(setup.single_losses)[STEPS]
     next_rel = abs(losses(nxt)[0] - want_next) / abs(want_next)
     ok = ok and next_rel <= 1e-5
-    return ok, (f"transformer {layout} training on {dp * tp} ranks: {'ok' if ok else 'FAIL'}: {len(got)} losses, "
+    return ok, (f"transformer {layout} training on {dp * tp} ranks ({plan} plan): {'ok' if ok else 'FAIL'}: {len(got)} losses, "
                 f"worst relative difference {rel:.2g} (loss {want[0]:.6f} -> {want[-1]:.6f}); checkpoint at one "
                 f"process: next loss relative difference {next_rel:.2g}")
 
@@ -150,6 +153,7 @@ def main():
         ("inference", lambda: check_inference(setup)),
         ("tp=2", lambda: check_training(setup, 1, 2)),
         ("dp=2 x tp=2", lambda: check_training(setup, 2, 2)),
+        ("tp=2 gpu plan", lambda: check_training(setup, 1, 2, "gpu")),
         ("refusals", lambda: check_refusals(setup)),
     ]
     return run_checks(checks, tmp)
