@@ -239,8 +239,10 @@ def TensorParallelPass : Pass<"nncc-tensor-parallel", "mlir::ModuleOp"> {
     (Megatron's f) and each rank computes its columns. The split follows
     the graph through elementwise and broadcasting ops (a bias is cut
     alike), transposes, reshapes that keep the split's blocks contiguous in
-    one axis (attention heads), softmax and norms over other axes, and
-    batched matmuls split alike on a batch axis; a matmul contracting the
+    one axis (attention heads), softmax and norms over other axes, a Split
+    into equal chunks (the layer before it is then cut in as many blocks: a
+    fused Q/K/V projection), and batched matmuls split alike on a batch
+    axis; a matmul contracting the
     split axis is row-parallel (its weight cut in rows) and its partial
     products are summed over the group by a `dist.all_reduce` (Megatron's
     g). A region that reaches anything else is given up and its layers stay

@@ -40,14 +40,26 @@ bool isWeight(Value v) {
   return def && (isa<nn::ConstantOp>(def) || isa<ml_program::GlobalLoadOp>(def));
 }
 
-/// The sharding of one function for a given set of column-parallel layers:
-/// the split axis of every split value, the weights to cut and the layers
-/// whose result is a partial sum. `conflict` names the layers whose regions
-/// reach an op the split cannot pass, and the op.
+/// How a weight is cut: along `axis`, in `blocks` equal blocks each cut in
+/// the parts (a fused Q/K/V projection: each rank takes its heads of Q, of
+/// K and of V).
+struct Cut {
+  int64_t axis, blocks;
+  bool operator==(const Cut &o) const { return axis == o.axis && blocks == o.blocks; }
+};
+
+/// The sharding of one function for a given set of column-parallel layers
+/// (with the blocks of each whose output is split in equal chunks later):
+/// the split axis (and blocks) of every split value, the weights to cut and
+/// the layers whose result is a partial sum. `conflict` names the layers
+/// whose regions reach an op the split cannot pass, and the op;
+/// `wantBlocks`, the layers whose output a Split cuts in chunks (their
+/// blocks, for the next try).
 class Sharding {
 public:
-  Sharding(func::FuncOp func, int64_t parts, const llvm::SetVector<Operation *> &columns)
-      : parts(parts), columns(columns) {
+  Sharding(func::FuncOp func, int64_t parts, const llvm::SetVector<Operation *> &columns,
+           const llvm::DenseMap<Operation *, int64_t> &columnBlocks)
+      : parts(parts), columns(columns), columnBlocks(columnBlocks) {
     for (Operation &op : func.getBody().front()) {
       if (failed(visit(&op)))
         return;
@@ -56,10 +68,14 @@ public:
 
   int64_t parts;
   const llvm::SetVector<Operation *> &columns;
+  const llvm::DenseMap<Operation *, int64_t> &columnBlocks;
   llvm::DenseMap<Value, int64_t> splitAxis;
+  /// Split values whose axis holds several blocks, each split (absent: one).
+  llvm::DenseMap<Value, int64_t> splitBlocks;
   llvm::DenseMap<Value, Origins> origins;
-  /// Weight value -> the axis its users need it cut along.
-  llvm::MapVector<Value, int64_t> cutWeights;
+  /// Weight value -> how its users need it cut.
+  llvm::MapVector<Value, Cut> cutWeights;
+  llvm::DenseMap<Operation *, int64_t> wantBlocks;
   llvm::SetVector<Operation *> partialSums;
   Origins conflict;
   Operation *conflictOp = nullptr;
@@ -69,6 +85,7 @@ private:
     auto it = splitAxis.find(v);
     return it == splitAxis.end() ? -1 : it->second;
   }
+  int64_t blocksOf(Value v) const { return splitBlocks.lookup(v) ? splitBlocks.lookup(v) : 1; }
 
   LogicalResult fail(Operation *op) {
     conflictOp = op;
@@ -80,8 +97,10 @@ private:
     return failure();
   }
 
-  void split(Value result, int64_t axis, Operation *op) {
+  void split(Value result, int64_t axis, Operation *op, int64_t blocks = 1) {
     splitAxis[result] = axis;
+    if (blocks > 1)
+      splitBlocks[result] = blocks;
     Origins &o = origins[result];
     if (columns.contains(op))
       o.insert(op);
@@ -93,12 +112,45 @@ private:
   /// Whether `weight` can be cut along `axis` in parts (one demand per
   /// weight: a weight two layers need cut differently, or one cut and one
   /// whole, is refused at the rewrite).
-  bool cut(Value weight, int64_t axis) {
+  bool cut(Value weight, int64_t axis, int64_t blocks = 1) {
     auto type = tensorType(weight);
-    if (!isWeight(weight) || !type || !type.hasStaticShape() || type.getDimSize(axis) % parts != 0)
+    if (!isWeight(weight) || !type || !type.hasStaticShape() || type.getDimSize(axis) % (parts * blocks) != 0)
       return false;
-    auto [it, inserted] = cutWeights.insert({weight, axis});
-    return inserted || it->second == axis;
+    auto [it, inserted] = cutWeights.insert({weight, Cut{axis, blocks}});
+    return inserted || it->second == Cut{axis, blocks};
+  }
+
+  /// A Split along a split axis in k equal chunks: each chunk's part is a
+  /// part of the chunk when the axis holds k blocks; with one block, the
+  /// layers before it are asked to cut in k blocks (the next try).
+  LogicalResult visitSplit(nn::SplitOp op) {
+    Value in = op.getInput();
+    int64_t a = axisOf(in), rank = tensorType(in).getRank();
+    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    int64_t k = op.getNumResults();
+    if (op.getSplit() || axis != a) {
+      if (op.getSplit() || blocksOf(in) != 1)
+        return fail(op);
+      for (Value r : op.getResults())
+        split(r, a, op);
+      return success();
+    }
+    int64_t size = tensorType(op.getResult(0)).getDimSize(a);
+    if (llvm::any_of(op.getResults(), [&](Value r) { return tensorType(r).getDimSize(a) != size; }))
+      return fail(op);
+    if (blocksOf(in) == k) {
+      for (Value r : op.getResults())
+        split(r, a, op);
+      return success();
+    }
+    if (blocksOf(in) == 1 && k > 1 && size % parts == 0)
+      if (auto it = origins.find(in); it != origins.end()) {
+        for (Operation *origin : it->second)
+          wantBlocks[origin] = k;
+        conflictOp = op;
+        return failure();
+      }
+    return fail(op);
   }
 
   LogicalResult visit(Operation *op) {
@@ -109,14 +161,19 @@ private:
       return visitGemm(gemm);
     if (!anySplit)
       return success();
+    if (auto splitOp = dyn_cast<nn::SplitOp>(op))
+      return visitSplit(splitOp);
     if (auto kind = dyn_cast<nn::FusionKindOpInterface>(op)) {
       if (kind.getFusionKind() == nn::FusionKind::Elementwise && op->getNumOperands() == 1) {
-        split(op->getResult(0), axisOf(op->getOperand(0)), op);
+        split(op->getResult(0), axisOf(op->getOperand(0)), op, blocksOf(op->getOperand(0)));
         return success();
       }
       if (kind.getFusionKind() == nn::FusionKind::Broadcast)
         return visitBroadcast(op);
     }
+    // Blocks pass only elementwise ops, bias adds and the Split they meet.
+    if (llvm::any_of(op->getOperands(), [&](Value v) { return blocksOf(v) > 1; }))
+      return fail(op);
     if (auto transpose = dyn_cast<nn::TransposeOp>(op)) {
       auto perm = transpose.getPerm();
       int64_t a = axisOf(transpose.getInput());
@@ -154,6 +211,8 @@ private:
   /// operands are split alike (attention's heads).
   LogicalResult visitMatMul(nn::MatMulOp op) {
     Value lhs = op.getLhs(), rhs = op.getRhs();
+    if (blocksOf(lhs) > 1 || blocksOf(rhs) > 1)
+      return fail(op);
     auto lt = tensorType(lhs), rt = tensorType(rhs), ot = tensorType(op.getResult());
     if (!lt || !rt || !ot || lt.getRank() < 2 || rt.getRank() < 2)
       return axisOf(lhs) < 0 && axisOf(rhs) < 0 ? success() : fail(op);
@@ -162,9 +221,10 @@ private:
     if (la < 0 && ra < 0) {
       if (!columns.contains(op))
         return success();
-      if (!cut(rhs, rr - 1))
+      int64_t blocks = columnBlocks.lookup(op) ? columnBlocks.lookup(op) : 1;
+      if (!cut(rhs, rr - 1, blocks))
         return fail(op);
-      split(op.getResult(), r - 1, op);
+      split(op.getResult(), r - 1, op, blocks);
       return success();
     }
     // Contracting the split axis: every rank holds a partial product.
@@ -208,18 +268,21 @@ private:
   LogicalResult visitGemm(nn::GemmOp op) {
     Value a = op.getA(), b = op.getB(), c = op.getC();
     int64_t aa = axisOf(a);
+    if (blocksOf(a) > 1)
+      return fail(op);
     if (axisOf(b) >= 0 || (c && axisOf(c) >= 0) || (aa >= 0 && op.getTransA()))
       return fail(op);
     int64_t nAxis = op.getTransB() ? 0 : 1, kAxis = 1 - nAxis;
     if (aa < 0) {
       if (!columns.contains(op))
         return success();
-      if (!cut(b, nAxis))
+      int64_t blocks = columnBlocks.lookup(op) ? columnBlocks.lookup(op) : 1;
+      if (!cut(b, nAxis, blocks))
         return fail(op);
       if (auto ct = c ? tensorType(c) : RankedTensorType(); ct && ct.getRank() > 0 && ct.getShape().back() != 1 &&
-                                                          !cut(c, ct.getRank() - 1))
+                                                          !cut(c, ct.getRank() - 1, blocks))
         return fail(op);
-      split(op.getResult(), 1, op);
+      split(op.getResult(), 1, op, blocks);
       return success();
     }
     if (aa != 1 || !cut(b, kAxis))
@@ -234,13 +297,14 @@ private:
     auto rt = tensorType(op->getResult(0));
     if (!rt)
       return fail(op);
-    int64_t r = rt.getRank(), out = -1;
+    int64_t r = rt.getRank(), out = -1, blocks = 0;
     for (Value v : op->getOperands())
       if (int64_t a = axisOf(v); a >= 0) {
         int64_t o = a + (r - tensorType(v).getRank());
-        if (out >= 0 && o != out)
+        if ((out >= 0 && o != out) || (blocks && blocks != blocksOf(v)))
           return fail(op);
         out = o;
+        blocks = blocksOf(v);
       }
     for (Value v : op->getOperands()) {
       if (axisOf(v) >= 0)
@@ -249,10 +313,10 @@ private:
       int64_t a = out - (r - t.getRank());
       if (a < 0 || t.getDimSize(a) == 1)
         continue;
-      if (!cut(v, a))
+      if (!cut(v, a, blocks))
         return fail(op);
     }
-    split(op->getResult(0), out, op);
+    split(op->getResult(0), out, op, blocks);
     return success();
   }
 
@@ -329,13 +393,22 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
       else if (auto gemm = dyn_cast<nn::GemmOp>(op); gemm && !gemm.getTransA())
         candidate(op, gemm.getB(), gemm.getTransB() ? 0 : 1);
     });
+    llvm::DenseMap<Operation *, int64_t> columnBlocks;
     std::optional<Sharding> sharding;
     while (true) {
-      sharding.emplace(func, parts, columns);
+      sharding.emplace(func, parts, columns, columnBlocks);
       if (!sharding->conflictOp)
         checkWeights(module, func, *sharding);
       if (!sharding->conflictOp)
         break;
+      // Layers asked for blocks try again with them (once: a layer asked
+      // again, for other blocks, is given up).
+      if (!sharding->wantBlocks.empty()) {
+        for (auto [op, blocks] : sharding->wantBlocks)
+          if (!columnBlocks.insert({op, blocks}).second)
+            columns.remove(op);
+        continue;
+      }
       if (sharding->conflict.empty()) {
         sharding->conflictOp->emitError("nncc-tensor-parallel: cannot split this op over the tensor group");
         return signalPassFailure();
@@ -360,7 +433,7 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
   /// the same cut. When a weight fails this, the regions of its users are
   /// given up (`s.conflict`).
   void checkWeights(ModuleOp module, func::FuncOp func, Sharding &s) {
-    for (auto [weight, axis] : s.cutWeights) {
+    for (auto [weight, how] : s.cutWeights) {
       bool ok = true;
       if (auto load = weight.getDefiningOp<ml_program::GlobalLoadOp>()) {
         for (Operation *user : globalUsers(module, load.getGlobalAttr().getRootReference())) {
@@ -369,7 +442,7 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
             ok = false;
           } else if (other.getResult() != weight) {
             auto it = s.cutWeights.find(other.getResult());
-            ok &= it != s.cutWeights.end() && it->second == axis;
+            ok &= it != s.cutWeights.end() && it->second == how;
           }
         }
       }
@@ -391,19 +464,22 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
     OpBuilder top(module.getBodyRegion());
     top.setInsertionPointToStart(module.getBody());
     SymbolTable symbols(module);
-    auto shardAttr = [&](int64_t axis) { return DenseI64ArrayAttr::get(ctx, {axis, parts}); };
+    auto shardAttr = [&](Cut how) {
+      return how.blocks > 1 ? DenseI64ArrayAttr::get(ctx, {how.axis, parts, how.blocks})
+                            : DenseI64ArrayAttr::get(ctx, {how.axis, parts});
+    };
     // Cut weights become (or are) globals holding the rank's part: every
     // rank starts from the whole value and keeps part t (module_abi.h).
     int counter = 0;
-    for (auto [weight, axis] : s.cutWeights) {
+    for (auto [weight, how] : s.cutWeights) {
       auto type = tensorType(weight);
-      auto part = partType(type, axis, parts);
+      auto part = partType(type, how.axis, parts);
       if (auto load = weight.getDefiningOp<ml_program::GlobalLoadOp>()) {
         auto global = symbols.lookup<ml_program::GlobalOp>(load.getGlobalAttr().getRootReference());
         if (!global || !global.getIsMutable() || global->hasAttr(dist::kShardAttrName))
           return load.emitError("nncc-tensor-parallel: the weight's global cannot be split");
         global.setType(part);
-        global->setAttr(dist::kShardAttrName, shardAttr(axis));
+        global->setAttr(dist::kShardAttrName, shardAttr(how));
         for (Operation *user : globalUsers(module, global.getSymNameAttr()))
           user->getResult(0).setType(part);
         continue;
@@ -413,7 +489,7 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
       std::string symbol = name ? name.getName().str() : "tensor_parallel.weight" + std::to_string(counter++);
       auto global = ml_program::GlobalOp::create(top, constant.getLoc(), symbol, part, /*is_mutable=*/true,
                                                  constant.getValue(), top.getStringAttr("private"));
-      global->setAttr(dist::kShardAttrName, shardAttr(axis));
+      global->setAttr(dist::kShardAttrName, shardAttr(how));
       symbols.insert(global);
       OpBuilder b(constant);
       auto load = ml_program::GlobalLoadOp::create(b, constant.getLoc(), part,

@@ -13,7 +13,7 @@
 //   weights_bytes, weights_checksum; GPU images (count; arch, ptx,
 //   cubin_bytes, whether it has a cubin, the cubin's bytes); cpu_name,
 //   cpu_features; states (count; per state name, dtype, rank, dims, bytes,
-//   init_weight, shard_parts, shard_axis); data_parallel, tensor_parallel.
+//   init_weight, shard_parts, shard_axis, shard_blocks); data_parallel, tensor_parallel.
 //
 //===----------------------------------------------------------------------===//
 #include "PlanChecksum.h"
@@ -271,6 +271,7 @@ Status walkStates(Walker &w, const nncc_module &m) {
     w.hash.integer(st.init_weight);
     w.hash.integer(st.shard_parts);
     w.hash.integer(st.shard_axis);
+    w.hash.integer(st.shard_blocks);
   }
   w.hash.integer(m.data_parallel);
   w.hash.integer(m.tensor_parallel);

@@ -32,7 +32,8 @@ bool sameShape(const nncc_tensor_desc &d, const nncc_tensor &t) {
 }
 
 /// Where part t of a sharded state lies in its whole tensor: `outer` runs
-/// of `run` bytes, part t's at t*run within each `parts`*run stretch.
+/// of `run` bytes, part t's at t*run within each `parts`*run stretch (with
+/// blocks, each block of the axis is such a stretch).
 struct ShardLayout {
   int64_t outer = 1, run = 0, parts = 1;
   /// Copies part `t` from `whole` to `part`, or back with `toWhole`.
@@ -50,6 +51,10 @@ ShardLayout shardLayout(const nncc_state &st) {
   l.run = nncc_dtype_bytes(st.dtype);
   for (int32_t k = 0; k < st.rank; ++k)
     (k < st.shard_axis ? l.outer : l.run) *= st.dims[k];
+  if (st.shard_blocks > 1) {
+    l.outer *= st.shard_blocks;
+    l.run /= st.shard_blocks;
+  }
   return l;
 }
 

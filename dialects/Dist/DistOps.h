@@ -17,7 +17,9 @@
 namespace nncc::dist {
 /// On an ml_program.global: `array<i64: axis, parts>`, the global holds one
 /// of `parts` equal parts along `axis` (its type), each rank of the tensor
-/// group its own; its initial value is the whole tensor (module_abi.h).
+/// group its own; its initial value is the whole tensor (module_abi.h). With
+/// a third entry `blocks`, the axis is that many equal blocks (a fused Q/K/V
+/// projection) and the part is the rank's part of each block.
 constexpr llvm::StringLiteral kShardAttrName = "nncc.shard";
 /// On the module: `array<i64: D, T>`, the data- and tensor-parallel ranks it
 /// was compiled for (world rank d * T + t).

@@ -277,6 +277,10 @@ typedef struct nncc_state {
   int32_t init_weight; /* index into nncc_module.weights, or -1 */
   int32_t shard_parts; /* 0 or 1: whole on every rank; else parts over the tensor group */
   int32_t shard_axis;  /* the split dimension, 0 <= shard_axis < rank; 0 when whole */
+  /* 0 or 1: part t is one run along shard_axis. B > 1: the whole axis is B
+   * equal blocks (a fused Q/K/V weight: B = 3) and part t is part t of each
+   * block, in block order (dims[shard_axis] divides by B). 0 when whole. */
+  int32_t shard_blocks;
 } nncc_state;
 
 /** A constant tensor (model weight) stored in the module's weight blob. */

@@ -133,8 +133,8 @@ int32_t appendWeight(WeightBlob &w, llvm::StringRef name, DenseElementsAttr valu
 
 /// The attributes of the parallel contract (docs/distributed.md): the
 /// module's layout and a global's shard.
-constexpr const char *kParallelAttrName = "nncc.parallel";
-constexpr const char *kShardAttrName = "nncc.shard";
+constexpr const char *kParallelAttrName = dist::kParallelAttrName.data();
+constexpr const char *kShardAttrName = dist::kShardAttrName.data();
 
 /// The module's layout from `nncc.parallel = array<i64: D, T>` (1 x 1
 /// without it).
@@ -177,18 +177,20 @@ llvm::Error addStates(ModuleOp module, ModulePlan &plan, llvm::StringMap<int32_t
     int64_t parts = 1;
     if (Attribute attr = global->getAttr(kShardAttrName)) {
       auto shard = dyn_cast<DenseI64ArrayAttr>(attr);
-      if (!shard || shard.size() != 2)
-        return fail("global '" + name + "': " + kShardAttrName + " must be array<i64: axis, parts>");
-      int64_t axis = shard[0];
+      if (!shard || (shard.size() != 2 && shard.size() != 3))
+        return fail("global '" + name + "': " + kShardAttrName + " must be array<i64: axis, parts[, blocks]>");
+      int64_t axis = shard[0], blocks = shard.size() == 3 ? shard[2] : 1;
       parts = shard[1];
-      if (axis < 0 || axis >= type.getRank() || parts < 1 || parts != plan.tensorParallel)
-        return fail(llvm::formatv("global '{0}': {1} = [{2}, {3}] needs 0 <= axis < {4} and parts == the "
-                                  "module's tensor-parallel size {5}",
-                                  name, kShardAttrName, axis, parts, type.getRank(), plan.tensorParallel)
+      if (axis < 0 || axis >= type.getRank() || parts < 1 || parts != plan.tensorParallel || blocks < 1 ||
+          blocks > INT32_MAX || type.getDimSize(axis) % blocks != 0)
+        return fail(llvm::formatv("global '{0}': {1} = [{2}, {3}, {6}] needs 0 <= axis < {4}, parts == the "
+                                  "module's tensor-parallel size {5} and blocks dividing the part's axis",
+                                  name, kShardAttrName, axis, parts, type.getRank(), plan.tensorParallel, blocks)
                         .str());
       if (parts > 1) {
         state.shardParts = static_cast<int32_t>(parts);
         state.shardAxis = static_cast<int32_t>(axis);
+        state.shardBlocks = blocks > 1 ? static_cast<int32_t>(blocks) : 0;
       }
     }
     if (auto value = global.getValue()) {

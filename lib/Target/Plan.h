@@ -68,6 +68,7 @@ struct StateDesc {
   int32_t initWeight = -1;
   int32_t shardParts = 0;
   int32_t shardAxis = 0;
+  int32_t shardBlocks = 0; // > 1: the axis holds that many blocks, each split
 };
 
 struct WeightBlob {

@@ -70,7 +70,7 @@ llvm::Expected<ModulePlan> mergePlans(ModulePlan cpu, ModulePlan gpu) {
     const StateDesc &a = merged.states[i], &b = gpu.states[i];
     int32_t init = b.initWeight < 0 ? -1 : weightIndex[b.initWeight];
     if (!sameDesc(a.desc, b.desc) || a.bytes != b.bytes || a.initWeight != init || a.shardParts != b.shardParts ||
-        a.shardAxis != b.shardAxis)
+        a.shardAxis != b.shardAxis || a.shardBlocks != b.shardBlocks)
       return fail("the CPU and GPU plans disagree on module state '" + a.desc.name + "'");
   }
 

@@ -237,6 +237,7 @@ uint64_t planChecksum(const ModulePlan &plan, const std::string &weightsFile) {
     h.integer(state.initWeight);
     h.integer(state.shardParts);
     h.integer(state.shardAxis);
+    h.integer(state.shardBlocks);
   }
   h.integer(plan.dataParallel);
   h.integer(plan.tensorParallel);
@@ -416,7 +417,7 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
       os << "  {.name = " << cString(st.desc.name) << ", .dtype = " << dtypeName(st.desc.dtype)
          << ", .rank = " << st.desc.dims.size() << ", .dims = state" << i << "_dims, .bytes = " << st.bytes
          << ", .init_weight = " << st.initWeight << ", .shard_parts = " << st.shardParts
-         << ", .shard_axis = " << st.shardAxis << "},\n";
+         << ", .shard_axis = " << st.shardAxis << ", .shard_blocks = " << st.shardBlocks << "},\n";
     }
     os << "};\n";
   }

@@ -123,3 +123,29 @@ func.func @forward(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %y = nn.gemm %a, %w2, %b2 {alpha = 1.0 : f64, beta = 2.0 : f64, trans_a = false, trans_b = true} : (tensor<3x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }
+
+// -----
+
+// A fused Q/K/V projection (GPT-2's c_attn) and the Split that cuts it in
+// three: the first try meets the Split with one block and asks the fused
+// layer for three, so its weight and bias are cut in three blocks (each
+// rank takes its part of Q, of K and of V) and each chunk leaves the Split
+// already split, ready for the heads.
+// CHECK-DAG: ml_program.global private mutable @wqkv({{.*}} : tensor<4x12xf32>) : tensor<4x6xf32> {nncc.shard = array<i64: 1, 2, 3>}
+// CHECK-DAG: ml_program.global private mutable @bqkv({{.*}} : tensor<12xf32>) : tensor<6xf32> {nncc.shard = array<i64: 0, 2, 3>}
+// CHECK-LABEL: func.func @forward
+// CHECK: nn.split %{{.*}} {axis = 1 : i64} : (tensor<3x6xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>)
+// CHECK: %[[P:.*]] = nn.matmul %{{.*}}, %{{.*}} : (tensor<3x2xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+// CHECK: dist.all_reduce %[[P]] {group = "tensor", group_size = 2 : i64, reduction = "sum"}
+func.func @forward(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %w = nn.constant dense<1.0> : tensor<4x12xf32> loc("wqkv")
+  %b = nn.constant dense<0.5> : tensor<12xf32> loc("bqkv")
+  %h = nn.matmul %x, %w : (tensor<3x4xf32>, tensor<4x12xf32>) -> tensor<3x12xf32>
+  %hb = nn.add %h, %b : (tensor<3x12xf32>, tensor<12xf32>) -> tensor<3x12xf32>
+  %q, %k, %v = nn.split %hb {axis = 1 : i64} : (tensor<3x12xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>)
+  %qk = nn.mul %q, %k : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %a = nn.add %qk, %v : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %wo = nn.constant dense<1.0> : tensor<4x4xf32> loc("wo")
+  %y = nn.matmul %a, %wo : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}

@@ -24,8 +24,8 @@ module attributes {nncc.parallel = array<i64: 2, 2>} {
 // CHECK-NEXT: {.name = "w", .offset = 0, .bytes = 32},
 // CHECK-NEXT: {.name = "b", .offset = 64, .bytes = 12},
 // CHECK: static const int64_t state0_dims[] = {2, 2};
-// CHECK: {.name = "w", .dtype = NNCC_DTYPE_F32, .rank = 2, .dims = state0_dims, .bytes = 16, .init_weight = 0, .shard_parts = 2, .shard_axis = 1},
-// CHECK-NEXT: {.name = "b", .dtype = NNCC_DTYPE_F32, .rank = 1, .dims = state1_dims, .bytes = 12, .init_weight = 1, .shard_parts = 0, .shard_axis = 0},
+// CHECK: {.name = "w", .dtype = NNCC_DTYPE_F32, .rank = 2, .dims = state0_dims, .bytes = 16, .init_weight = 0, .shard_parts = 2, .shard_axis = 1, .shard_blocks = 0},
+// CHECK-NEXT: {.name = "b", .dtype = NNCC_DTYPE_F32, .rank = 1, .dims = state1_dims, .bytes = 12, .init_weight = 1, .shard_parts = 0, .shard_axis = 0, .shard_blocks = 0},
 // CHECK: .data_parallel = 2,
 // CHECK-NEXT: .tensor_parallel = 2,
 
@@ -42,8 +42,23 @@ module attributes {nncc.parallel = array<i64: 1, 4>} {
 // CHECK: .data_parallel = 1,
 // CHECK-NEXT: .tensor_parallel = 4,
 
+// -----
+
+// A fused weight cut in blocks (nncc.shard = [axis, parts, blocks]): the
+// state one part (2 of each of the 3 blocks of 4), the weight whole.
+module attributes {nncc.parallel = array<i64: 1, 2>} {
+  ml_program.global private mutable @qkv(dense<1.0> : tensor<2x12xf32>) : tensor<2x6xf32> {nncc.shard = array<i64: 1, 2, 3>}
+  func.func @f(%x: tensor<2x6xf32> {nn.name = "x"}) -> (tensor<2x6xf32> {nn.name = "y"}) {
+    %w = ml_program.global_load @qkv : tensor<2x6xf32>
+    %y = dist.all_reduce_step %w {group = "tensor", group_size = 2 : i64, reduction = "sum"} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+    return %y : tensor<2x6xf32>
+  }
+}
+// CHECK: {.name = "qkv", .offset = 0, .bytes = 96},
+// CHECK: {.name = "qkv", .dtype = NNCC_DTYPE_F32, .rank = 2, .dims = state0_dims, .bytes = 48, .init_weight = 0, .shard_parts = 2, .shard_axis = 1, .shard_blocks = 3},
+
 // Inconsistent contracts (Inputs/plan-parallel-invalid.mlir), each named:
 // ERR: error: the module's nncc.parallel must be array<i64: D, T> with D, T >= 1 (data- and tensor-parallel ranks)
-// ERR: error: global 'w': nncc.shard = [1, 3] needs 0 <= axis < 2 and parts == the module's tensor-parallel size 2
+// ERR: error: global 'w': nncc.shard = [1, 3, 1] needs 0 <= axis < 2, parts == the module's tensor-parallel size 2 and blocks dividing the part's axis
 // ERR: error: global 'w': its initial value is not the whole tensor of its 2 part(s)
 // ERR: error: 'dist.all_reduce_step' at {{.*}}: group_size 4 is not the module's tensor-parallel size 2 (nncc.parallel)

@@ -16,6 +16,8 @@ products meet in one sum over the tensor group per block. Checks:
   --emulate-gpu) and dp=2 x tp=2 on 4 ranks give the losses of one process
   (relative 1e-5), and the checkpoint rank 0 writes at tp=2 (the parts gathered) loads
   into the one-process module and gives its next loss;
+- a GPT-2 block (fused Q/K/V projection split in three) at tp=2: the same
+  training check, its fused weight cut in three blocks;
 - a layout the model cannot take (tp=3: 4 heads and 64 features do not
   split in 3) is refused naming it, and a tp=2 module run by one process is
   refused naming the world it needs.
@@ -43,25 +45,28 @@ BATCH = 16
 STEPS = 20
 SAMPLES = 320
 LR = "0.5"
-TRAIN = ["--train", "--target=cpu", "--optimizer=momentum", "--loss=mse", "--freeze=.*_(scale|sqrt2|one|half)"]
+TRAIN = ["--train", "--target=cpu", "--optimizer=momentum", "--loss=mse"]
 
 
 class Setup:
-    def __init__(self, args, work):
-        self.args, self.work = args, work
-        self.model = os.path.join(work, "transformer.onnx")
-        self.data = os.path.join(work, "data")
+    """A model at the global batch (x and mse labels of [16, 64] per sample), its data and the one-process
+    reference losses; `name` prefixes its files."""
+
+    def __init__(self, args, work, name, flags):
+        self.args, self.work, self.name, self.flags = args, work, name, flags
+        self.model = os.path.join(work, f"{name}.onnx")
+        self.data = os.path.join(work, f"{name}-data")
         os.makedirs(self.data, exist_ok=True)
         rng = np.random.default_rng(11)
         np.save(os.path.join(self.data, "x.npy"), rng.standard_normal((SAMPLES, 16, 64)).astype(np.float32))
         np.save(os.path.join(self.data, "labels.npy"), rng.standard_normal((SAMPLES, 16, 64)).astype(np.float32))
-        self.single = self.compile("single", TRAIN)
-        self.single_losses = os.path.join(work, "single.txt")
+        self.single = self.compile("single", flags)
+        self.single_losses = os.path.join(work, f"{name}-single.txt")
         run([args.nncc_run, self.single, "--train", "--data", self.data, "--steps", str(STEPS + 1), "--lr", LR,
              "--threads", "1", "--loss-file", self.single_losses], "nncc-run --train (one process)")
 
     def compile(self, name, flags):
-        so = os.path.join(self.work, f"{name}.so")
+        so = os.path.join(self.work, f"{self.name}-{name}.so")
         if not os.path.exists(so):
             run([self.args.nncc, self.model, *flags, "-o", so], f"nncc {' '.join(flags)}")
         return so
@@ -95,10 +100,10 @@ def check_training(setup, dp, tp, plan="cpu"):
     """`plan` "gpu": the module's GPU plan (its thread mapping and GEMM forms) run on the CPU."""
     args, work = setup.args, setup.work
     layout = ",".join(p for p in (f"dp:{dp}" if dp > 1 else "", f"tp:{tp}") if p)
-    flags = TRAIN + [f"--parallel={layout}"] + (["--emulate-gpu"] if plan == "gpu" else [])
+    flags = setup.flags + [f"--parallel={layout}"] + (["--emulate-gpu"] if plan == "gpu" else [])
     so = setup.compile(f"train-dp{dp}-tp{tp}-{plan}", flags)
-    out = os.path.join(work, f"dp{dp}-tp{tp}-{plan}.txt")
-    ckpt = os.path.join(work, f"dp{dp}-tp{tp}-{plan}.ckpt")
+    out = os.path.join(work, f"{setup.name}-dp{dp}-tp{tp}-{plan}.txt")
+    ckpt = os.path.join(work, f"{setup.name}-dp{dp}-tp{tp}-{plan}.ckpt")
     for f in (out, ckpt):
         if os.path.exists(f):
             os.remove(f)
@@ -109,13 +114,13 @@ def check_training(setup, dp, tp, plan="cpu"):
     rel = float(np.max(np.abs(got - want) / np.abs(want)))
     ok = len(got) == STEPS and rel <= 1e-5
     # The checkpoint (every part gathered), loaded by the one-process module.
-    nxt = os.path.join(work, f"dp{dp}-tp{tp}-{plan}-next.txt")
+    nxt = os.path.join(work, f"{setup.name}-dp{dp}-tp{tp}-{plan}-next.txt")
     run([args.nncc_run, setup.single, "--train", "--data", setup.data, "--steps", "1", "--lr", LR, "--threads", "1",
          "--load-checkpoint", ckpt, "--loss-file", nxt], "nncc-run --load-checkpoint (one process)")
     want_next = losses(setup.single_losses)[STEPS]
     next_rel = abs(losses(nxt)[0] - want_next) / abs(want_next)
     ok = ok and next_rel <= 1e-5
-    return ok, (f"transformer {layout} training on {dp * tp} ranks ({plan} plan): {'ok' if ok else 'FAIL'}: {len(got)} losses, "
+    return ok, (f"{setup.name} {layout} training on {dp * tp} ranks ({plan} plan): {'ok' if ok else 'FAIL'}: {len(got)} losses, "
                 f"worst relative difference {rel:.2g} (loss {want[0]:.6f} -> {want[-1]:.6f}); checkpoint at one "
                 f"process: next loss relative difference {next_rel:.2g}")
 
@@ -148,12 +153,21 @@ def main():
         return 77
     work, tmp = work_folder(args.work_dir, "nncc-tensor-parallel-")
     run([sys.executable, MAKE_MODELS, work, "--batch", str(BATCH)], "make_models.py")
-    setup = Setup(args, work)
+    setup = Setup(args, work, "transformer", TRAIN + ["--freeze=.*_(scale|sqrt2|one|half)"])
+    # GPT-2's block: its Q, K and V come from one fused projection and a
+    # Split, so the fused weight is cut in three blocks (each rank its heads
+    # of Q, of K and of V).
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    import models  # noqa: E402
+    import onnx  # noqa: E402
+    onnx.save(models.gpt(BATCH, hidden=64, heads=4, ffn=256, layers=1, seq=16), os.path.join(work, "gpt.onnx"))
+    gpt = Setup(args, work, "gpt", TRAIN + ["--trainable=.*_(w|b|g)"])
     checks = [
         ("inference", lambda: check_inference(setup)),
         ("tp=2", lambda: check_training(setup, 1, 2)),
         ("dp=2 x tp=2", lambda: check_training(setup, 2, 2)),
         ("tp=2 gpu plan", lambda: check_training(setup, 1, 2, "gpu")),
+        ("gpt tp=2", lambda: check_training(gpt, 1, 2)),
         ("refusals", lambda: check_refusals(setup)),
     ]
     return run_checks(checks, tmp)
