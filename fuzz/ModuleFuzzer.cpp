@@ -68,8 +68,8 @@ const nncc_plan plans[] = {{NNCC_DEVICE_CPU, 3, entries}, {NNCC_DEVICE_CUDA, 3, 
 // State 0: f32[4, 4], one of 2 parts along axis 1 of weight "w" (f32[4, 8]);
 // state 1: zero-filled.
 const int64_t partDims[] = {4, 4};
-const nncc_state states[] = {{"w_part", NNCC_DTYPE_F32, 2, partDims, 64, 0, 2, 1},
-                             {"moment", NNCC_DTYPE_F32, 1, vDims, 64, -1, 0, 0}};
+const nncc_state states[] = {{"w_part", NNCC_DTYPE_F32, 2, partDims, 64, 0, 2, 1, 0},
+                             {"moment", NNCC_DTYPE_F32, 1, vDims, 64, -1, 0, 0, 0}};
 const nncc_gpu_launch launches0[] = {{"add", {4, 1, 1}, {32, 1, 1}, 0},
                                      {"flag", {1, 1, 1}, {1, 1, 1}, 0}};
 const nncc_gpu_launch launches1[] = {{"dbl", {1, 1, 1}, {16, 1, 1}, 0}};
