@@ -1,6 +1,7 @@
 #include "lib/Conversion/NNToExec/Contractions.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -84,6 +85,23 @@ bool gemmOverWholeBatch(nn::ConvOp conv) {
   auto out = cast<RankedTensorType>(conv.getType());
   int64_t n = out.getShape()[0], p = out.getNumElements() / std::max<int64_t>(n * out.getShape()[1], 1);
   return !readsInputAsColumns(conv) && n > 1 && p <= 64;
+}
+
+bool weightsAsPackedB(nn::ConvOp conv) {
+  if (!isF32(conv.getInput()) || !isF32(conv.getWeight()) || !isF32(conv.getResult()) ||
+      !matchPattern(conv.getWeight(), m_Constant()))
+    return false;
+  auto out = cast<RankedTensorType>(conv.getType());
+  int64_t n = out.getShape()[0], m = out.getShape()[1];
+  int64_t p = out.getNumElements() / std::max<int64_t>(n * m, 1);
+  int64_t k = cast<RankedTensorType>(conv.getWeight().getType()).getNumElements() / std::max<int64_t>(m, 1);
+  // Both forms pack the K x (columns) activation operand on every call. What
+  // differs: the weights (M x K) that the BLAS repacks on every call as A,
+  // once per GEMM call, against the transposed form's extra pass over its
+  // [columns, M] product. Elements moved: M*K against columns*M, so the
+  // transposed form wins when a call's columns are fewer than K.
+  int64_t columns = gemmOverWholeBatch(conv) ? n * p : p;
+  return columns < k;
 }
 
 bool isColumnVector(Value v, RankedTensorType result) {
