@@ -78,20 +78,22 @@ CASES = [
     ("unit_output_strided_window", False, 2, 4, 6, 3, 2, 3, [0, 2, 0, 0], 1, [1, 1], [3, 3]),
     # Small images as the transposed GEMM (weights as the runtime's packed B; see TRANSPOSED_GEMM).
     ("small_image_packed_weights", False, 1, 32, 48, 4, 4, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
-    ("pointwise_batch_packed_weights", False, 3, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
+    ("pointwise_packed_weights", False, 1, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
+    # One GEMM per image of a batch keeps the weights as A.
+    ("pointwise_batch_weights_as_a", False, 3, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
     ("small_batch_packed_weights_residual_relu", {"x86-64-v3": True, "x86-64-v4": False}, 2, 32, 24, 7, 7, 3,
      [1, 1, 1, 1], 1, [1, 1], [1, 1], "residual+relu"),
 ]
 # The cases whose GEMM is the transposed product [n*P, M] = col^T W^T (nncc-lower-contractions
-# packed-weights: constant weights, fewer columns per GEMM call than K), per CPU level; the others'
-# GEMMs (if any) keep the weights as A. Their x86-64-v3 modules also run with the runtime's AVX2
+# packed-weights: constant weights; one GEMM over a batch's columns, or one image with P < K), per
+# CPU level; the others' GEMMs (if any) keep the weights as A. Their x86-64-v3 modules also run with the runtime's AVX2
 # SGEMM (NNCC_CPU_HIDE_FEATURES=avx512f); a CPU without AVX2 and FMA refuses such a module, and a
 # module for a CPU without them keeps the weights as A.
 TRANSPOSED_GEMM = {
     "dense_7x7": {"x86-64-v4"},
     "unit_output_strided_window": {"x86-64-v3", "x86-64-v4"},
     "small_image_packed_weights": {"x86-64-v3", "x86-64-v4"},
-    "pointwise_batch_packed_weights": {"x86-64-v3", "x86-64-v4"},
+    "pointwise_packed_weights": {"x86-64-v3", "x86-64-v4"},
     "small_batch_packed_weights_residual_relu": {"x86-64-v4"},
 }
 

@@ -95,13 +95,19 @@ bool weightsAsPackedB(nn::ConvOp conv) {
   int64_t n = out.getShape()[0], m = out.getShape()[1];
   int64_t p = out.getNumElements() / std::max<int64_t>(n * m, 1);
   int64_t k = cast<RankedTensorType>(conv.getWeight().getType()).getNumElements() / std::max<int64_t>(m, 1);
-  // Both forms pack the K x (columns) activation operand on every call. What
-  // differs: the weights (M x K) that the BLAS repacks on every call as A,
-  // once per GEMM call, against the transposed form's extra pass over its
-  // [columns, M] product. Elements moved: M*K against columns*M, so the
-  // transposed form wins when a call's columns are fewer than K.
-  int64_t columns = gemmOverWholeBatch(conv) ? n * p : p;
-  return columns < k;
+  // Both forms pack the K x columns activation operand on every call. What
+  // differs is what else each moves:
+  // - one GEMM over the whole batch's columns (small images): the weights-
+  //   as-A form repacks the M x K weights and transposes its [M, n, P]
+  //   product too; the transposed form only transposes. Always transposed.
+  // - one GEMM per image (n > 1): the weights-as-A form repacks weights that
+  //   the previous image's call left in the cache, the transposed form adds
+  //   a pass over the whole output. Weights as A.
+  // - one image, one call: M x K weights repacked from memory against the
+  //   columns x M transpose: transposed when columns < K.
+  if (gemmOverWholeBatch(conv))
+    return true;
+  return n == 1 && p < k;
 }
 
 bool isColumnVector(Value v, RankedTensorType result) {

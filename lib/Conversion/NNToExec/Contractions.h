@@ -28,9 +28,9 @@ bool gemmOverWholeBatch(nn::ConvOp conv);
 /// True when a convolution runs faster as the transposed product
 /// [n·P, M] = colᵀ Wᵀ, its weights as the GEMM's B (which the CPU runtime's
 /// own SGEMM packs once per session): f32 throughout, weights that are a
-/// constant (a module weight), and fewer output columns per GEMM call than
-/// the weights have columns (K), by the elements each form moves per call
-/// beyond what both do (docs/compiler.md).
+/// constant (a module weight), and by what each form moves beyond what both
+/// do: always for one GEMM over a batch's columns, never for one GEMM per
+/// image of a batch, and for one image when P < K (docs/compiler.md).
 bool weightsAsPackedB(nn::ConvOp conv);
 
 /// True when `v` holds one value per column of `result` (shape [.., 1, N]).

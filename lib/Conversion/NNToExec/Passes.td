@@ -38,7 +38,9 @@ def FormConvKernelsPass : Pass<"nncc-form-conv-kernels", "mlir::ModuleOp"> {
     padded-copy kernel when it reads one), with the residual add and
     ReLU/Clip after it folded in when `fuse-epilogues` is set. The kernels
     are blocked for the target's vector unit (`vector-bits`,
-    `vector-registers`: lanes per vector, accumulators per tile).
+    `vector-registers`: lanes per vector, accumulators per tile). 2-D f32
+    max pools without indices become the same in-place vector code (the
+    depthwise tiling, -inf for padding, max for the FMA).
     `plan=gpu` (only with `fuse-epilogues`): a convolution whose bias,
     residual add or ReLU can ride on its GEMM call becomes im2col (with a
     row of ones against a bias column appended to the constant weights) and
