@@ -30,7 +30,8 @@ bool gemmOverWholeBatch(nn::ConvOp conv);
 /// own SGEMM packs once per session): f32 throughout, weights that are a
 /// constant (a module weight), and by what each form moves beyond what both
 /// do: always for one GEMM over a batch's columns, never for one GEMM per
-/// image of a batch, and for one image when P < K (docs/compiler.md).
+/// image of a batch, and for one small image (P <= 64) when P < K
+/// (docs/compiler.md).
 bool weightsAsPackedB(nn::ConvOp conv);
 
 /// True when `v` holds one value per column of `result` (shape [.., 1, N]).
