@@ -581,6 +581,7 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     LoweringOptions lowering = options.lowering;
     lowering.vectorBits = cpu->vectorBits;
     lowering.vectorRegisters = cpu->vectorRegisters;
+    lowering.packedWeights = cpu->hasOwnSgemm;
     lowering.gemmEpilogues = gpuShaped;
     lowering.cpuOnly = !gpuShaped;
     if (auto err = timed("exec", [&](mlir::TimingScope &scope) {

@@ -56,6 +56,7 @@ llvm::Expected<CpuTarget> resolveCpuTarget(llvm::StringRef cpu) {
   bool avx512 = subtarget->checkFeatures("+avx512f");
   result.vectorBits = avx512 ? 512 : subtarget->checkFeatures("+avx") ? 256 : 128;
   result.vectorRegisters = avx512 ? 32 : 16;
+  result.hasOwnSgemm = avx512 || (subtarget->checkFeatures("+avx2") && subtarget->checkFeatures("+fma"));
   return result;
 }
 

@@ -25,6 +25,10 @@ struct CpuTarget {
   /// 32 registers with AVX-512, 256 and 16 with AVX/AVX2, 128 and 16 below.
   int64_t vectorBits = 256;
   int64_t vectorRegisters = 16;
+  /// The CPU runtime has its own SGEMM kernel for this CPU (AVX-512F, or
+  /// AVX2 and FMA; runtime/cpu/Sgemm.cpp picks the same by CPUID): GEMM steps
+  /// with a module weight as B run on it with B packed once per session.
+  bool hasOwnSgemm = false;
 };
 
 /// Resolves `--cpu`: `native` (the build machine), `x86-64`, `x86-64-v2`,

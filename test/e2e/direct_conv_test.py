@@ -18,7 +18,10 @@ and its GPU plan (--emulate-gpu: the GPU thread mapping run on the CPU, with
 bias, residual and Relu on the GEMM call) must match the reference too.
 The cases with an epilogue (a residual Add of a second input of the output's
 shape, as either operand, then Relu or Clip(0, 6)) check that it is folded
-into the direct kernel: one launch besides the padded copy's.
+into the direct kernel: one launch besides the padded copy's. Convolutions
+that are not direct but run as the transposed GEMM with the weights as the
+runtime's packed B (TRANSPOSED_GEMM) are checked for that form too, and run
+on the runtime's AVX2 SGEMM as well.
 """
 import argparse
 import os
@@ -73,7 +76,26 @@ CASES = [
     # One output position per image from a window narrower than the padded input: its im2col loops
     # must not be collapsed as if they covered whole rows.
     ("unit_output_strided_window", False, 2, 4, 6, 3, 2, 3, [0, 2, 0, 0], 1, [1, 1], [3, 3]),
+    # Small images as the transposed GEMM (weights as the runtime's packed B; see TRANSPOSED_GEMM).
+    ("small_image_packed_weights", False, 1, 32, 48, 4, 4, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
+    ("pointwise_packed_weights", False, 1, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
+    # One GEMM per image of a batch keeps the weights as A.
+    ("pointwise_batch_weights_as_a", False, 3, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
+    ("small_batch_packed_weights_residual_relu", {"x86-64-v3": True, "x86-64-v4": False}, 2, 32, 24, 7, 7, 3,
+     [1, 1, 1, 1], 1, [1, 1], [1, 1], "residual+relu"),
 ]
+# The cases whose GEMM is the transposed product [n*P, M] = col^T W^T (nncc-lower-contractions
+# packed-weights: constant weights; one GEMM over a batch's columns, or one image with P < K), per
+# CPU level; the others' GEMMs (if any) keep the weights as A. Their x86-64-v3 modules also run with the runtime's AVX2
+# SGEMM (NNCC_CPU_HIDE_FEATURES=avx512f); a CPU without AVX2 and FMA refuses such a module, and a
+# module for a CPU without them keeps the weights as A.
+TRANSPOSED_GEMM = {
+    "dense_7x7": {"x86-64-v4"},
+    "unit_output_strided_window": {"x86-64-v3", "x86-64-v4"},
+    "small_image_packed_weights": {"x86-64-v3", "x86-64-v4"},
+    "pointwise_packed_weights": {"x86-64-v3", "x86-64-v4"},
+    "small_batch_packed_weights_residual_relu": {"x86-64-v4"},
+}
 
 
 CPUS = ("x86-64-v3", "x86-64-v4")
@@ -159,6 +181,9 @@ def check(case, args, work, rng):
                       "nncc --emit=exec")
         if ("vector.fma" in exec_ir) != expected:
             return False, f"{name}: FAIL expected {'a direct kernel' if expected else 'no direct kernel'} for {cpu}"
+        transposed = cpu in TRANSPOSED_GEMM.get(name, ())
+        if ("trans_a = true, trans_b = true" in exec_ir) != transposed:
+            return False, f"{name}: FAIL expected {'the' if transposed else 'no'} transposed GEMM for {cpu}"
         launches = [line for line in exec_ir.splitlines() if "exec.launch" in line and "_pad(" not in line]
         if epilogue and expected and len(launches) != 1:
             return False, f"{name}: FAIL the {epilogue} was not folded into the convolution's kernel for {cpu}"
@@ -168,12 +193,16 @@ def check(case, args, work, rng):
     finite = want[np.isfinite(want)]
     bound = 1e-4 * max(1.0, float(np.max(np.abs(finite))) if finite.size else 1.0)
     errors = {}
-    plans = [(cpu, ["--target=cpu", f"--cpu={cpu}"]) for cpu in CPUS if cpu in runnable_cpus()]
-    for plan, flags in plans + [("gpu-plan", ["--emulate-gpu"])]:
+    plans = [(cpu, ["--target=cpu", f"--cpu={cpu}"], None) for cpu in CPUS if cpu in runnable_cpus()]
+    if "x86-64-v3" in TRANSPOSED_GEMM.get(name, ()):
+        v3 = ["--target=cpu", "--cpu=x86-64-v3"]
+        plans.append(("v3-avx2-sgemm", v3, "avx512f"))
+    for plan, flags, hide in plans + [("gpu-plan", ["--emulate-gpu"], None)]:
         so, out = os.path.join(d, f"{plan}.so"), os.path.join(d, f"out-{plan}")
         os.makedirs(out, exist_ok=True)
         run([args.nncc, path, *flags, "-o", so], "nncc")
-        run([args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir", out], "nncc-run")
+        env_cmd = ["env", f"NNCC_CPU_HIDE_FEATURES={hide}"] if hide else []
+        run(env_cmd + [args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir", out], "nncc-run")
         got = read_tensor(os.path.join(out, "output_0.pb")).astype(np.float64)
         if got.shape != want.shape:
             return False, f"{name}: FAIL {plan} shape {list(got.shape)}, reference {list(want.shape)}"

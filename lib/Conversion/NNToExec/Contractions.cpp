@@ -1,12 +1,18 @@
 #include "lib/Conversion/NNToExec/Contractions.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
 namespace nncc {
 namespace {
+
+/// Output positions per image up to which a convolution's weights-as-A GEMM
+/// would have a narrow N that the BLAS's tiles fill poorly (measured:
+/// docs/performance.md, "Measurements behind kernel choices").
+constexpr int64_t kSmallImagePositions = 64;
 
 /// True when a GEMM library call takes these operand and result types: A and
 /// B both f32, f16 or bf16, the result f32 or their type (module ABI
@@ -83,7 +89,36 @@ bool readsInputAsColumns(nn::ConvOp conv) {
 bool gemmOverWholeBatch(nn::ConvOp conv) {
   auto out = cast<RankedTensorType>(conv.getType());
   int64_t n = out.getShape()[0], p = out.getNumElements() / std::max<int64_t>(n * out.getShape()[1], 1);
-  return !readsInputAsColumns(conv) && n > 1 && p <= 64;
+  return !readsInputAsColumns(conv) && n > 1 && p <= kSmallImagePositions;
+}
+
+bool weightsAsPackedB(nn::ConvOp conv) {
+  if (!isF32(conv.getInput()) || !isF32(conv.getWeight()) || !isF32(conv.getResult()) ||
+      !matchPattern(conv.getWeight(), m_Constant()))
+    return false;
+  auto out = cast<RankedTensorType>(conv.getType());
+  int64_t n = out.getShape()[0], m = out.getShape()[1];
+  int64_t p = out.getNumElements() / std::max<int64_t>(n * m, 1);
+  int64_t k = cast<RankedTensorType>(conv.getWeight().getType()).getNumElements() / std::max<int64_t>(m, 1);
+  // Both forms pack the K x columns activation operand on every call. What
+  // differs is what else each moves:
+  // - one GEMM over the whole batch's columns (small images): the weights-
+  //   as-A form repacks the M x K weights and transposes its [M, n, P]
+  //   product too; the transposed form only transposes. Always transposed.
+  // - one GEMM per image (n > 1): the weights-as-A form repacks weights that
+  //   the previous image's call left in the cache, the transposed form adds
+  //   a pass over the whole output. Weights as A.
+  // - one image: M x K weights repacked from memory against a P x M
+  //   transpose, where the repacking weighs on the GEMM only while its N = P
+  //   is narrow (a small image; with P = 100 OpenBLAS's GEMM with the
+  //   weights as A measured faster than the own kernel's transposed one):
+  //   transposed for P <= kSmallImagePositions and P < K.
+  // One-row products (n*P = 1) run as sgemv in either form: left as they are.
+  if (n * p < 2)
+    return false;
+  if (gemmOverWholeBatch(conv))
+    return true;
+  return n == 1 && p <= kSmallImagePositions && p < k;
 }
 
 bool isColumnVector(Value v, RankedTensorType result) {

@@ -25,6 +25,15 @@ bool readsInputAsColumns(nn::ConvOp conv);
 /// whole batch instead of once per image.
 bool gemmOverWholeBatch(nn::ConvOp conv);
 
+/// True when a convolution runs faster as the transposed product
+/// [n·P, M] = colᵀ Wᵀ, its weights as the GEMM's B (which the CPU runtime's
+/// own SGEMM packs once per session): f32 throughout, weights that are a
+/// constant (a module weight), and by what each form moves beyond what both
+/// do: always for one GEMM over a batch's columns, never for one GEMM per
+/// image of a batch, and for one small image (P <= 64) when P < K
+/// (docs/compiler.md).
+bool weightsAsPackedB(nn::ConvOp conv);
+
 /// True when `v` holds one value per column of `result` (shape [.., 1, N]).
 bool isColumnVector(mlir::Value v, mlir::RankedTensorType result);
 

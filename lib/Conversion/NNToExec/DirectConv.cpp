@@ -65,6 +65,61 @@ struct Tiling {
   int64_t rows;     // R: output rows per tile (divides OH)
 };
 
+/// The window geometry a direct kernel is built from: a convolution's, or a
+/// max pool's (a depthwise window whose taps are combined by max, with
+/// -inf for padding, and no weights).
+struct Window {
+  RankedTensorType in, out;
+  int64_t group, groupChannels; // groups; input channels per group
+  int64_t kh, kw;
+  ArrayRef<int64_t> strides, pads, dilations;
+  bool supported; // static, non-empty, f32, 2-D
+  bool max;
+};
+
+Window windowOf(nn::ConvOp conv) {
+  auto in = cast<RankedTensorType>(conv.getInput().getType());
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  auto out = cast<RankedTensorType>(conv.getType());
+  bool supported =
+      out.getRank() == 4 && in.hasStaticShape() && w.hasStaticShape() && out.hasStaticShape() &&
+      out.getNumElements() != 0 && w.getNumElements() != 0 && in.getElementType().isF32() &&
+      w.getElementType().isF32() && out.getElementType().isF32() &&
+      (!conv.getBias() || cast<RankedTensorType>(conv.getBias().getType()).getElementType().isF32());
+  int64_t rank = w.getRank();
+  return Window{in,
+                out,
+                conv.getGroup(),
+                rank == 4 ? w.getShape()[1] : 0,
+                rank == 4 ? w.getShape()[2] : 0,
+                rank == 4 ? w.getShape()[3] : 0,
+                conv.getStrides(),
+                conv.getPads(),
+                conv.getDilations(),
+                supported,
+                false};
+}
+
+Window windowOf(nn::MaxPoolOp pool) {
+  auto in = cast<RankedTensorType>(pool.getInput().getType());
+  auto out = cast<RankedTensorType>(pool.getOutput().getType());
+  ArrayRef<int64_t> kernel = pool.getKernelShape();
+  bool supported = out.getRank() == 4 && kernel.size() == 2 && !pool.getIndices() && in.hasStaticShape() &&
+                   out.hasStaticShape() && out.getNumElements() != 0 && in.getElementType().isF32() &&
+                   out.getElementType().isF32();
+  return Window{in,
+                out,
+                out.getRank() == 4 ? out.getShape()[1] : 1,
+                1,
+                kernel.size() == 2 ? kernel[0] : 0,
+                kernel.size() == 2 ? kernel[1] : 0,
+                pool.getStrides(),
+                pool.getPads(),
+                pool.getDilations(),
+                supported,
+                true};
+}
+
 int64_t largestDivisorAtMost(int64_t n, int64_t bound) {
   for (int64_t d = std::min(n, bound); d > 1; --d)
     if (n % d == 0)
@@ -76,28 +131,24 @@ int64_t largestDivisorAtMost(int64_t n, int64_t bound) {
 /// the file comment).
 bool readsPaddedCopy(int64_t channels) { return channels >= 4; }
 
-std::optional<Tiling> chooseTiling(nn::ConvOp conv, const VectorUnit &unit) {
-  auto in = cast<RankedTensorType>(conv.getInput().getType());
-  auto w = cast<RankedTensorType>(conv.getWeight().getType());
-  auto out = cast<RankedTensorType>(conv.getType());
-  if (out.getRank() != 4 || !in.hasStaticShape() || !w.hasStaticShape() || !out.hasStaticShape() ||
-      out.getNumElements() == 0 || w.getNumElements() == 0 || !in.getElementType().isF32() ||
-      !w.getElementType().isF32() || !out.getElementType().isF32() ||
-      (conv.getBias() && !cast<RankedTensorType>(conv.getBias().getType()).getElementType().isF32()))
+std::optional<Tiling> chooseTiling(const Window &g, const VectorUnit &unit) {
+  if (!g.supported)
     return std::nullopt;
   // Every tap is unrolled in the kernel body: 7x7 is 49 of them.
-  if (w.getShape()[2] * w.getShape()[3] > kMaxTaps)
+  if (g.kh * g.kw > kMaxTaps)
     return std::nullopt;
   // An ungrouped 1x1 convolution is a plain GEMM on the input as it lies (no
   // im2col): the BLAS measured as fast or faster there (docs/performance.md).
-  if (conv.getGroup() == 1 && w.getShape()[2] == 1 && w.getShape()[3] == 1)
+  if (!g.max && g.group == 1 && g.kh == 1 && g.kw == 1)
     return std::nullopt;
+  RankedTensorType out = g.out;
   int64_t oh = out.getShape()[2], ow = out.getShape()[3];
-  int64_t mg = out.getShape()[1] / conv.getGroup();
+  int64_t mg = out.getShape()[1] / g.group;
   // Row chunks of at most two vectors each, as even as the width allows
   // (chunks divide the row); when no such chunk is wide enough (a prime
   // width), of up to four vectors.
-  int64_t lanes = unit.lanes, minimum = conv.getGroup() > 1 ? minGroupedColumns(unit) : minColumns(unit);
+  bool grouped = g.group > 1 || g.max;
+  int64_t lanes = unit.lanes, minimum = grouped ? minGroupedColumns(unit) : minColumns(unit);
   int64_t columns = 0;
   for (int64_t maxVectors : {2, 4}) {
     int64_t chunks = (ow + maxVectors * lanes - 1) / (maxVectors * lanes);
@@ -110,29 +161,35 @@ std::optional<Tiling> chooseTiling(nn::ConvOp conv, const VectorUnit &unit) {
   if (columns < minimum)
     return std::nullopt;
   // Only the leftmost tile may read left of a row's start.
-  if (conv.getPads()[1] > columns)
+  if (g.pads[1] > columns)
     return std::nullopt;
   int64_t vectors = (columns + lanes - 1) / lanes;
   // Up to 8 channels per tile, as many as the accumulators allow with one row.
   int64_t channels = largestDivisorAtMost(mg, std::min<int64_t>(8, unit.maxAccumulators / vectors));
   // Column strides: a copy split into column phases when padded, two reads
   // and an even-lane shuffle in place (stride 2 only).
-  if (!readsPaddedCopy(channels) && conv.getStrides()[1] > 2)
+  if (!readsPaddedCopy(channels) && g.strides[1] > 2)
     return std::nullopt;
   int64_t rows = largestDivisorAtMost(oh, unit.maxAccumulators / (channels * vectors));
   return Tiling{lanes, columns, vectors, channels, rows};
 }
 
-/// The tiling of a convolution that isDirectConvolution accepted.
-Tiling tilingOf(nn::ConvOp conv, const VectorUnit &unit) {
-  std::optional<Tiling> t = chooseTiling(conv, unit);
-  assert(t && "not a direct convolution");
+/// The tiling of a window that isDirectConvolution / isDirectMaxPool accepted.
+Tiling tilingOf(const Window &g, const VectorUnit &unit) {
+  std::optional<Tiling> t = chooseTiling(g, unit);
+  assert(t && "not a direct kernel");
   return *t;
 }
 
 } // namespace
 
-bool isDirectConvolution(nn::ConvOp conv, const VectorUnit &unit) { return chooseTiling(conv, unit).has_value(); }
+bool isDirectConvolution(nn::ConvOp conv, const VectorUnit &unit) {
+  return chooseTiling(windowOf(conv), unit).has_value();
+}
+
+bool isDirectMaxPool(nn::MaxPoolOp pool, const VectorUnit &unit) {
+  return chooseTiling(windowOf(pool), unit).has_value();
+}
 
 namespace {
 
@@ -144,7 +201,7 @@ struct CopyLayout {
 };
 
 CopyLayout copyLayout(nn::ConvOp conv, const VectorUnit &unit) {
-  Tiling t = tilingOf(conv, unit);
+  Tiling t = tilingOf(windowOf(conv), unit);
   auto inShape = cast<RankedTensorType>(conv.getInput().getType()).getShape();
   auto wShape = cast<RankedTensorType>(conv.getWeight().getType()).getShape();
   auto outShape = cast<RankedTensorType>(conv.getType()).getShape();
@@ -163,7 +220,9 @@ CopyLayout copyLayout(nn::ConvOp conv, const VectorUnit &unit) {
 
 } // namespace
 
-bool readsInputCopy(nn::ConvOp conv, const VectorUnit &unit) { return readsPaddedCopy(tilingOf(conv, unit).channels); }
+bool readsInputCopy(nn::ConvOp conv, const VectorUnit &unit) {
+  return readsPaddedCopy(tilingOf(windowOf(conv), unit).channels);
+}
 
 RankedTensorType inputCopyType(nn::ConvOp conv, const VectorUnit &unit) {
   CopyLayout layout = copyLayout(conv, unit);
@@ -203,23 +262,29 @@ Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value
                  it, [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
 }
 
-Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
-                             Value residual, const ConvEpilogue &epilogue, Value init, const VectorUnit &unit) {
-  Tiling t = tilingOf(conv, unit);
+namespace {
+
+/// The direct kernel of window `g` (see buildDirectConvolution; for a max
+/// pool `w`, `bias` and `residual` are null and the epilogue empty).
+Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w, Value bias, Value residual,
+                  const ConvEpilogue &epilogue, Value init, const VectorUnit &unit) {
+  Tiling t = tilingOf(g, unit);
   const int64_t vectorLanes = t.lanes;
-  auto wShape = cast<RankedTensorType>(w.getType()).getShape();
   auto outShape = cast<RankedTensorType>(init.getType()).getShape();
   int64_t n = outShape[0], m = outShape[1], oh = outShape[2], ow = outShape[3];
-  int64_t group = conv.getGroup(), cg = wShape[1], mg = m / group, kh = wShape[2], kw = wShape[3];
-  ArrayRef<int64_t> dilations = conv.getDilations();
+  int64_t group = g.group, cg = g.groupChannels, mg = m / group, kh = g.kh, kw = g.kw;
+  ArrayRef<int64_t> dilations = g.dilations;
   Type f32 = b.getF32Type();
   auto vecType = VectorType::get({vectorLanes}, f32);
 
   auto inShape = cast<RankedTensorType>(x.getType()).getShape();
   int64_t height = inShape[2];
-  int64_t padTop = conv.getPads()[0], padLeft = conv.getPads()[1];
-  Value zeroVector = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0)));
-  ArrayRef<int64_t> strides = conv.getStrides();
+  int64_t padTop = g.pads[0], padLeft = g.pads[1];
+  // What padding reads as, and where the accumulators start: 0 for a
+  // convolution's sums, -inf for a max pool's maxima.
+  float padding = g.max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  Value zeroVector = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(padding)));
+  ArrayRef<int64_t> strides = g.strides;
   int64_t rowStride = strides[0], colStride = strides[1];
   // A padded copy (buildInputCopy) is read in its own coordinates.
   bool padded = readsPaddedCopy(t.channels);
@@ -274,7 +339,7 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
       mask.push_back(i < lanes ? i : vectorLanes + i - lanes);
     return (Value)vector::ShuffleOp::create(lb, l, zeroVector, v, mask);
   };
-  Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(0));
+  Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(padding));
   Value ow0x = arith::MulIOp::create(fb, loc, ow0, c(colStride)); // input column of the tile
   auto readInput = [&](OpBuilder &lb, Location l, Value cin, int64_t rowIndex, int64_t tap, int64_t v,
                        bool leftmost) -> Value {
@@ -331,6 +396,11 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
               for (int64_t r = 0; r < t.rows; ++r)
                 for (int64_t v = 0; v < t.vectors; ++v)
                   rowsIn.push_back(readInput(lb, l, cin, r * kh + ky, kx * dilations[1], v, leftmost));
+              if (g.max) {
+                for (int64_t i = 0; i < t.rows * t.vectors; ++i)
+                  acc[i] = arith::MaximumFOp::create(lb, l, acc[i], rowsIn[i]);
+                continue;
+              }
               for (int64_t ch = 0; ch < t.channels; ++ch) {
                 Value weight = tensor::ExtractOp::create(
                     lb, l, w,
@@ -412,6 +482,18 @@ Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
   OpBuilder tb = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(tb, loc, tile, out, offsets, sizes, ones);
   return forall.getResult(0);
+}
+
+} // namespace
+
+Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
+                             Value residual, const ConvEpilogue &epilogue, Value init, const VectorUnit &unit) {
+  return buildDirect(b, loc, windowOf(conv), x, w, bias, residual, epilogue, init, unit);
+}
+
+Value buildDirectMaxPool(OpBuilder &b, Location loc, nn::MaxPoolOp pool, Value x, Value init,
+                         const VectorUnit &unit) {
+  return buildDirect(b, loc, windowOf(pool), x, Value(), Value(), Value(), ConvEpilogue(), init, unit);
 }
 
 } // namespace nncc

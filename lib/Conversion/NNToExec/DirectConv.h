@@ -31,6 +31,14 @@ struct VectorUnit {
 /// tiles have 4+ output channels.
 bool isDirectConvolution(nn::ConvOp conv, const VectorUnit &unit);
 
+/// True when `pool` (2-D, f32, without indices) runs as a direct kernel: the
+/// in-place tiling of a depthwise convolution, its taps combined by max with
+/// -inf for padding.
+bool isDirectMaxPool(nn::MaxPoolOp pool, const VectorUnit &unit);
+/// The direct max pool kernel body: out = max_pool(x) into `init`.
+mlir::Value buildDirectMaxPool(mlir::OpBuilder &b, mlir::Location loc, nn::MaxPoolOp pool, mlir::Value x,
+                               mlir::Value init, const VectorUnit &unit);
+
 /// True when the direct kernel of `conv` reads a padded copy of its input
 /// (tiles of 4+ output channels) made by a kernel of its own before it: the
 /// convolution kernel then stays one parallel loop that the CPU runtime

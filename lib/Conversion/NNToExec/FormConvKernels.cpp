@@ -161,6 +161,25 @@ LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, b
   for (nn::ConvOp conv : convs)
     if (failed(lowerDirectConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{}, unit, symbols)))
       return failure();
+  // 2-D max pools as the same in-place vector code (the depthwise tiling,
+  // max for the FMA): as a loop kernel LLVM ran them scalar with a select
+  // per tap (docs/performance.md).
+  SmallVector<nn::MaxPoolOp> pools;
+  func.walk([&](nn::MaxPoolOp pool) {
+    if (isDirectMaxPool(pool, unit))
+      pools.push_back(pool);
+  });
+  for (nn::MaxPoolOp pool : pools) {
+    Location loc = pool.getLoc();
+    auto launch = outlineKernel(pool, symbols, "max_pool", pool.getInput(), TypeRange{pool.getOutput().getType()},
+                                [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                  return SmallVector<Value>{buildDirectMaxPool(kb, loc, pool, args[0], inits[0], unit)};
+                                });
+    if (failed(launch))
+      return failure();
+    pool.getOutput().replaceAllUsesWith(launch->getResult(0));
+    pool.erase();
+  }
   return success();
 }
 

@@ -13,11 +13,44 @@ namespace nncc {
 
 namespace {
 
+LogicalResult finishConv(nn::ConvOp conv, SymbolTable &symbols, Value result);
+
+/// A kernel of `conv` writing the rank-3 `x` with its axes permuted: result
+/// axis i is x's axis perm[i].
+FailureOr<exec::LaunchOp> transposeKernel(nn::ConvOp conv, SymbolTable &symbols, Value x, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t axis : perm)
+    shape.push_back(type.getShape()[axis]);
+  Location loc = conv.getLoc();
+  return outlineKernel(conv, symbols, "transpose", ValueRange{x}, RankedTensorType::get(shape, type.getElementType()),
+                       [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                         MLIRContext *ctx = kb.getContext();
+                         // Input axis perm[i] is walked by result dim i.
+                         SmallVector<AffineExpr> read(3);
+                         for (int64_t i = 0; i < 3; ++i)
+                           read[perm[i]] = getAffineDimExpr(i, ctx);
+                         SmallVector<utils::IteratorType> it(3, utils::IteratorType::parallel);
+                         auto copy = linalg::GenericOp::create(
+                             kb, loc, inits[0].getType(), args, inits[0],
+                             ArrayRef<AffineMap>{AffineMap::get(3, 0, read, ctx), kb.getMultiDimIdentityMap(3)}, it,
+                             [](OpBuilder &nb, Location l, ValueRange s) {
+                               linalg::YieldOp::create(nb, l, ValueRange{s[0]});
+                             });
+                         return SmallVector<Value>{copy.getResult(0)};
+                       });
+}
+
 /// A convolution without groups as im2col (a kernel, in the input's type) +
 /// one batched GEMM (weights [M, C*K] times col[n]; for a batch of images one
 /// GEMM over all columns and a transpose kernel) + a bias kernel: the GEMM
-/// runs in the BLAS.
-LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnly) {
+/// runs in the BLAS. With `packedWeights` (the target CPU has the runtime's
+/// own SGEMM) and constant f32 weights, the transposed product instead:
+/// [n·P, M] = colᵀ Wᵀ, then a transpose kernel to [n, M, P]. The runtime
+/// packs a weight B once per session, while a weight A was repacked by the
+/// BLAS on every call (2.4 MB for 256 -> 256 channels 3x3); the transpose is
+/// one pass over the output.
+LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnly, bool packedWeights) {
   auto in = cast<RankedTensorType>(conv.getInput().getType());
   auto w = cast<RankedTensorType>(conv.getWeight().getType());
   auto out = cast<RankedTensorType>(conv.getType());
@@ -33,7 +66,10 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnl
     // A 1x1 convolution with stride 1 and no padding reads the input as is.
     col = exec::ViewOp::create(b, loc, flatColType, conv.getInput());
   }
-  bool wholeBatch = gemmOverWholeBatch(conv);
+  bool weightsAsB = packedWeights && weightsAsPackedB(conv);
+  // The transposed product takes im2col's columns of the whole batch as its
+  // rows: one GEMM, one transpose after it.
+  bool wholeBatch = weightsAsB ? !pointwise : gemmOverWholeBatch(conv);
   if (!pointwise) {
     SmallVector<int64_t> colShape{in.getShape()[1]};
     for (int64_t k : w.getShape().drop_front(2))
@@ -55,31 +91,45 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnl
   }
   Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({m, ckk}, elem), conv.getWeight());
   Type outElem = out.getElementType();
+  if (weightsAsB) {
+    // [n·P, M] = colᵀ Wᵀ (both through the trans flags), then [n, P, M] ->
+    // [n, M, P] by a transpose kernel.
+    auto gemm = exec::GemmOp::create(b, loc,
+                                     pointwise ? RankedTensorType::get({n, p, m}, outElem)
+                                               : RankedTensorType::get({n * p, m}, outElem),
+                                     col, weights, Value(), Value(), /*trans_a=*/true, /*trans_b=*/true, APFloat(1.0),
+                                     APFloat(0.0), nodeNames(loc));
+    auto byPositionType = RankedTensorType::get({n, p, m}, outElem);
+    Value byPosition = gemm.getType() == byPositionType
+                           ? gemm.getResult()
+                           : exec::ViewOp::create(b, loc, byPositionType, gemm.getResult()).getResult();
+    FailureOr<exec::LaunchOp> transposed = transposeKernel(conv, symbols, byPosition, {0, 2, 1});
+    if (failed(transposed))
+      return failure();
+    return finishConv(conv, symbols, exec::ViewOp::create(b, loc, out, transposed->getResult(0)));
+  }
   auto gemmType = wholeBatch ? RankedTensorType::get({m, n * p}, outElem) : RankedTensorType::get({n, m, p}, outElem);
   auto gemm = exec::GemmOp::create(b, loc, gemmType, weights, col, Value(), Value(), false, false, APFloat(1.0),
                                    APFloat(0.0), nodeNames(loc));
   Value result;
   if (wholeBatch) {
     auto byChannel = RankedTensorType::get({m, n, p}, outElem);
-    auto transposed = outlineKernel(
-        conv, symbols, "transpose", ValueRange{exec::ViewOp::create(b, loc, byChannel, gemm.getResult())},
-        RankedTensorType::get({n, m, p}, outElem),
-        [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-          MLIRContext *ctx = kb.getContext();
-          AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx), d2 = getAffineDimExpr(2, ctx);
-          SmallVector<utils::IteratorType> it(3, utils::IteratorType::parallel);
-          auto copy = linalg::GenericOp::create(
-              kb, loc, inits[0].getType(), args, inits[0],
-              ArrayRef<AffineMap>{AffineMap::get(3, 0, {d1, d0, d2}, ctx), kb.getMultiDimIdentityMap(3)}, it,
-              [](OpBuilder &nb, Location l, ValueRange s) { linalg::YieldOp::create(nb, l, ValueRange{s[0]}); });
-          return SmallVector<Value>{copy.getResult(0)};
-        });
+    FailureOr<exec::LaunchOp> transposed =
+        transposeKernel(conv, symbols, exec::ViewOp::create(b, loc, byChannel, gemm.getResult()), {1, 0, 2});
     if (failed(transposed))
       return failure();
     result = exec::ViewOp::create(b, loc, out, transposed->getResult(0));
   } else {
     result = exec::ViewOp::create(b, loc, out, gemm.getResult());
   }
+  return finishConv(conv, symbols, result);
+}
+
+/// The convolution's bias added to its GEMM's `result` ([N, M, ...]) by a
+/// kernel when it has one; `result` replaces the convolution.
+LogicalResult finishConv(nn::ConvOp conv, SymbolTable &symbols, Value result) {
+  auto out = cast<RankedTensorType>(conv.getType());
+  Location loc = conv.getLoc();
   if (Value bias = conv.getBias()) {
     auto biased = outlineKernel(
         conv, symbols, "bias", ValueRange{result, bias}, out,
@@ -178,9 +228,9 @@ Value transposedMatrix(Value v) {
 
 /// Matrix products become GEMM library calls; Gemm's C is broadcast to the
 /// result first (by an outlined expand kernel) and accumulated with beta.
-LogicalResult lowerToGemm(Operation *op, SymbolTable &symbols, bool cpuOnly) {
+LogicalResult lowerToGemm(Operation *op, SymbolTable &symbols, bool cpuOnly, bool packedWeights) {
   if (auto conv = dyn_cast<nn::ConvOp>(op))
-    return lowerConvToGemm(conv, symbols, cpuOnly);
+    return lowerConvToGemm(conv, symbols, cpuOnly, packedWeights);
   if (auto conv = dyn_cast<nn::ConvTransposeOp>(op))
     return lowerConvTransposeToGemm(conv, symbols);
   OpBuilder b(op);
@@ -230,7 +280,7 @@ struct LowerContractionsPass : impl::LowerContractionsPassBase<LowerContractions
         if (hasStaticShapes(&op) && isLibraryContraction(&op))
           contractions.push_back(&op);
       for (Operation *op : contractions)
-        if (failed(lowerToGemm(op, symbols, cpuOnly)))
+        if (failed(lowerToGemm(op, symbols, cpuOnly, packedWeights)))
           return signalPassFailure();
     }
   }

@@ -30,6 +30,12 @@ struct LoweringOptions {
   /// file. The default is x86-64-v3's (AVX2).
   int64_t vectorBits = 256;
   int64_t vectorRegisters = 16;
+  /// The target CPU has one of the CPU runtime's own SGEMM kernels
+  /// (AVX2+FMA or AVX-512F), which packs a GEMM's B once per session when B
+  /// is a module weight: CPU-plan convolutions then run as the transposed
+  /// product with the weights as B (nncc-lower-contractions
+  /// `packed-weights`).
+  bool packedWeights = false;
 };
 
 /// The plan nncc-form-conv-kernels builds convolutions for.

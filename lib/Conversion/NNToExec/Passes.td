@@ -38,7 +38,9 @@ def FormConvKernelsPass : Pass<"nncc-form-conv-kernels", "mlir::ModuleOp"> {
     padded-copy kernel when it reads one), with the residual add and
     ReLU/Clip after it folded in when `fuse-epilogues` is set. The kernels
     are blocked for the target's vector unit (`vector-bits`,
-    `vector-registers`: lanes per vector, accumulators per tile).
+    `vector-registers`: lanes per vector, accumulators per tile). 2-D f32
+    max pools without indices become the same in-place vector code (the
+    depthwise tiling, -inf for padding, max for the FMA).
     `plan=gpu` (only with `fuse-epilogues`): a convolution whose bias,
     residual add or ReLU can ride on its GEMM call becomes im2col (with a
     row of ones against a bias column appended to the constant weights) and
@@ -127,10 +129,21 @@ def LowerContractionsPass : Pass<"nncc-lower-contractions", "mlir::ModuleOp"> {
     accumulated with beta. An f32 transposed convolution without groups is
     one GEMM (the weights transposed by its flag) and a col2im kernel that
     gathers each output element's taps and adds the bias.
+
+    With `packed-weights` (the CPU plan for a target CPU that has one of the
+    CPU runtime's own SGEMM kernels, AVX2+FMA or AVX-512) a convolution whose
+    weights are a constant runs as the transposed product: im2col's columns
+    of the whole batch (or the 1x1 input as it lies) are the GEMM's A through
+    its trans flag, the weights its B, and a transpose kernel turns the
+    [n, P, M] product into [n, M, P]. As B the weights are packed once per
+    session; as A the BLAS repacked them on every call.
   }];
   let options = [
     Option<"cpuOnly", "cpu-only", "bool", /*default=*/"false",
            "im2col reads a zero-padded copy of the input (faster on the CPU, more memory)">,
+    Option<"packedWeights", "packed-weights", "bool", /*default=*/"false",
+           "convolutions with constant f32 weights as [n*P, M] = col^T W^T, the weights as B "
+           "(the CPU runtime's own SGEMM packs B once per session), then a transpose kernel">,
   ];
   let dependentDialects = kernelDialects;
 }

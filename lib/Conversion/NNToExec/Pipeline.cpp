@@ -41,7 +41,8 @@ void buildNNToExecPipeline(OpPassManager &pm, const LoweringOptions &options) {
     pm.addPass(createFormRowKernelsPass());
     pm.addPass(createFormElementwiseGroupsPass());
   }
-  pm.addPass(createLowerContractionsPass(LowerContractionsPassOptions{options.cpuOnly}));
+  pm.addPass(createLowerContractionsPass(
+      LowerContractionsPassOptions{options.cpuOnly, options.cpuOnly && options.packedWeights}));
   pm.addPass(createOutlineKernelsPass());
   pm.addPass(createOrderKernelsPass());
 }
@@ -60,6 +61,9 @@ struct NNToExecPipelineOptions : PassPipelineOptions<NNToExecPipelineOptions> {
                        llvm::cl::init(false)};
   Option<int64_t> vectorBits{*this, "vector-bits", llvm::cl::desc("the target CPU's vector width in bits"),
                              llvm::cl::init(256)};
+  Option<bool> packedWeights{*this, "packed-weights",
+                             llvm::cl::desc("the target CPU has the runtime's own SGEMM (AVX2+FMA or AVX-512)"),
+                             llvm::cl::init(false)};
   Option<int64_t> vectorRegisters{*this, "vector-registers", llvm::cl::desc("the target CPU's vector registers"),
                                   llvm::cl::init(16)};
 };
@@ -72,7 +76,7 @@ void registerNNToExecPipelines() {
       "nncc-lower-nn-to-exec", "Lower nn to exec: GEMM calls, views and outlined kernels",
       [](OpPassManager &pm, const NNToExecPipelineOptions &opts) {
         buildNNToExecPipeline(pm, LoweringOptions{opts.fuse, opts.gemmEpilogues, opts.cpuOnly, opts.vectorBits,
-                                                  opts.vectorRegisters});
+                                                  opts.vectorRegisters, opts.packedWeights});
       });
 }
 

@@ -54,3 +54,27 @@ func.func @bias_column(%x: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
   %1 = nn.relu %0 : tensor<1x3x4x4xf32> loc("act")
   return %1 : tensor<1x3x4x4xf32>
 }
+
+// -----
+
+// CPU plan: a 2-D f32 max pool becomes the direct kernel's in-place vector
+// code (the depthwise tiling: -inf for padding, max for the FMA); one with
+// indices stays an nn op (its loop kernel). The GPU plan keeps both.
+// CPU-LABEL: func.func @max_pool
+// CPU: %[[P:.*]] = exec.launch @k0_max_pool(%arg0) {nodes = "pool"} : (tensor<2x4x56x56xf32>) -> tensor<2x4x28x28xf32>
+// CPU: nn.max_pool %arg0 {{.*}} -> (tensor<2x4x28x28xf32>, tensor<2x4x28x28xi64>)
+// CPU: func.func private @k0_max_pool
+// CPU: arith.constant dense<0xFF800000> : vector<8xf32>
+// CPU: scf.forall
+// CPU: vector.transfer_read
+// CPU: arith.maximumf {{.*}} : vector<8xf32>
+// CPU-NOT: vector.fma
+// CPU: vector.transfer_write
+// GPU-LABEL: func.func @max_pool
+// GPU-NOT: exec.launch
+// GPU: nn.max_pool
+func.func @max_pool(%x: tensor<2x4x56x56xf32>) -> (tensor<2x4x28x28xf32>, tensor<2x4x28x28xf32>) {
+  %0 = nn.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x56x56xf32>) -> tensor<2x4x28x28xf32> loc("pool")
+  %1, %2 = nn.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x56x56xf32>) -> (tensor<2x4x28x28xf32>, tensor<2x4x28x28xi64>) loc("indices")
+  return %0, %1 : tensor<2x4x28x28xf32>, tensor<2x4x28x28xf32>
+}
