@@ -423,10 +423,10 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
         (parts > 1 && (parts != m.tensor_parallel || st.shard_axis < 0 || st.shard_axis >= st.rank ||
                        st.dims[st.shard_axis] % blocks != 0)) ||
         (parts == 1 && (st.shard_axis != 0 || blocks != 1)))
-      return invalid(format("state '%s' is split in %d parts (%d blocks) along axis %d, but a sharded state "
-                            "needs as many parts as the module's tensor-parallel ranks (%d), an axis below its "
-                            "rank %d and blocks that divide its part",
-                            st.name, st.shard_parts, st.shard_blocks, st.shard_axis, m.tensor_parallel, st.rank));
+      return invalid(format("state '%s' is split in %d parts along axis %d, but a sharded state needs as many "
+                            "parts as the module's tensor-parallel ranks (%d), an axis below its rank %d and "
+                            "blocks (%d) that divide its part",
+                            st.name, st.shard_parts, st.shard_axis, m.tensor_parallel, st.rank, st.shard_blocks));
     if (st.init_weight < -1 || st.init_weight >= m.num_weights || st.bytes > INT64_MAX / parts ||
         (st.init_weight >= 0 && m.weights[st.init_weight].bytes != st.bytes * parts))
       return invalid(format("state '%s' starts from weight %d, which is no weight of its %ssize", st.name,
