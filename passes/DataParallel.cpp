@@ -117,10 +117,7 @@ struct DataParallelPass : nncc::impl::DataParallelPassBase<DataParallelPass> {
         markers.push_back(s.marker);
     for (dist::AllReduceOp m : markers)
       m.erase();
-    auto layout = module->getAttrOfType<DenseI64ArrayAttr>(dist::kParallelAttrName);
-    int64_t tensorParallel = layout ? layout[1] : 1;
-    module->setAttr(dist::kParallelAttrName,
-                    DenseI64ArrayAttr::get(module.getContext(), {worldSize, tensorParallel}));
+    dist::setParallelLayout(module, /*tensor=*/false, worldSize);
   }
 };
 

@@ -85,7 +85,9 @@ private:
     auto it = splitAxis.find(v);
     return it == splitAxis.end() ? -1 : it->second;
   }
-  int64_t blocksOf(Value v) const { return splitBlocks.lookup(v) ? splitBlocks.lookup(v) : 1; }
+  int64_t blocksOf(Value v) const { return std::max<int64_t>(1, splitBlocks.lookup(v)); }
+  /// The blocks a column-parallel layer is cut in (1 until a Split asks).
+  int64_t cutBlocks(Operation *column) const { return std::max<int64_t>(1, columnBlocks.lookup(column)); }
 
   LogicalResult fail(Operation *op) {
     conflictOp = op;
@@ -125,9 +127,8 @@ private:
   /// layers before it are asked to cut in k blocks (the next try).
   LogicalResult visitSplit(nn::SplitOp op) {
     Value in = op.getInput();
-    int64_t a = axisOf(in), rank = tensorType(in).getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
-    int64_t k = op.getNumResults();
+    // nn ops hold axes in [0, rank) (their verifiers).
+    int64_t a = axisOf(in), axis = op.getAxis(), k = op.getNumResults();
     if (op.getSplit() || axis != a) {
       if (op.getSplit() || blocksOf(in) != 1)
         return fail(op);
@@ -185,20 +186,15 @@ private:
     if (auto reshape = dyn_cast<nn::ReshapeOp>(op))
       return visitReshape(reshape);
     if (isa<nn::SoftmaxOp, nn::LogSoftmaxOp>(op)) {
-      int64_t rank = tensorType(op->getResult(0)).getRank();
-      int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
-      axis = axis < 0 ? axis + rank : axis;
       int64_t a = axisOf(op->getOperand(0));
-      if (axis == a)
+      if (op->getAttrOfType<IntegerAttr>("axis").getInt() == a)
         return fail(op);
       split(op->getResult(0), a, op);
       return success();
     }
     if (auto norm = dyn_cast<nn::LayerNormOp>(op)) {
       int64_t a = axisOf(norm.getInput());
-      int64_t rank = tensorType(norm.getInput()).getRank();
-      int64_t axis = int64_t(norm.getAxis()) < 0 ? int64_t(norm.getAxis()) + rank : int64_t(norm.getAxis());
-      if (a < 0 || a >= axis)
+      if (a < 0 || a >= int64_t(norm.getAxis()))
         return fail(op);
       split(norm.getResult(), a, op);
       return success();
@@ -221,7 +217,7 @@ private:
     if (la < 0 && ra < 0) {
       if (!columns.contains(op))
         return success();
-      int64_t blocks = columnBlocks.lookup(op) ? columnBlocks.lookup(op) : 1;
+      int64_t blocks = cutBlocks(op);
       if (!cut(rhs, rr - 1, blocks))
         return fail(op);
       split(op.getResult(), r - 1, op, blocks);
@@ -276,7 +272,7 @@ private:
     if (aa < 0) {
       if (!columns.contains(op))
         return success();
-      int64_t blocks = columnBlocks.lookup(op) ? columnBlocks.lookup(op) : 1;
+      int64_t blocks = cutBlocks(op);
       if (!cut(b, nAxis, blocks))
         return fail(op);
       if (auto ct = c ? tensorType(c) : RankedTensorType(); ct && ct.getRank() > 0 && ct.getShape().back() != 1 &&
@@ -344,14 +340,15 @@ private:
   }
 };
 
-/// The ops of `module` that name global `symbol` (its loads and stores).
-SmallVector<Operation *> globalUsers(ModuleOp module, StringAttr symbol) {
+/// The ops of `module` that name global `symbol` (its loads and stores), or
+/// none when an op of unknown kind hides them.
+std::optional<SmallVector<Operation *>> globalUsers(ModuleOp module, StringAttr symbol) {
+  std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(symbol, module);
+  if (!uses)
+    return std::nullopt;
   SmallVector<Operation *> users;
-  module.walk([&](Operation *op) {
-    for (NamedAttribute attr : op->getAttrs())
-      if (auto ref = dyn_cast<SymbolRefAttr>(attr.getValue()); ref && ref.getRootReference() == symbol)
-        users.push_back(op);
-  });
+  for (const SymbolTable::SymbolUse &use : *uses)
+    users.push_back(use.getUser());
   return users;
 }
 
@@ -425,7 +422,7 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
     }
     if (failed(rewrite(module, *sharding)))
       return signalPassFailure();
-    setLayout(module);
+    dist::setParallelLayout(module, /*tensor=*/true, parts);
   }
 
   /// A weight is cut once for all its users: every user of a cut weight must
@@ -436,7 +433,9 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
     for (auto [weight, how] : s.cutWeights) {
       bool ok = true;
       if (auto load = weight.getDefiningOp<ml_program::GlobalLoadOp>()) {
-        for (Operation *user : globalUsers(module, load.getGlobalAttr().getRootReference())) {
+        auto users = globalUsers(module, load.getGlobalAttr().getRootReference());
+        ok = users.has_value();
+        for (Operation *user : users.value_or(SmallVector<Operation *>{})) {
           auto other = dyn_cast<ml_program::GlobalLoadOp>(user);
           if (!other || other->getParentOfType<func::FuncOp>() != func) {
             ok = false;
@@ -480,7 +479,7 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
           return load.emitError("nncc-tensor-parallel: the weight's global cannot be split");
         global.setType(part);
         global->setAttr(dist::kShardAttrName, shardAttr(how));
-        for (Operation *user : globalUsers(module, global.getSymNameAttr()))
+        for (Operation *user : *globalUsers(module, global.getSymNameAttr())) // checkWeights found them
           user->getResult(0).setType(part);
         continue;
       }
@@ -546,14 +545,6 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
       result.replaceAllUsesExcept(add.getResult(), add);
     }
     return success();
-  }
-
-  /// `nncc.parallel = [D, T]`: the module's rank layout (module_abi.h).
-  void setLayout(ModuleOp module) {
-    int64_t dataParallel = 1;
-    if (auto layout = module->getAttrOfType<DenseI64ArrayAttr>(dist::kParallelAttrName))
-      dataParallel = layout[0];
-    module->setAttr(dist::kParallelAttrName, DenseI64ArrayAttr::get(module.getContext(), {dataParallel, parts}));
   }
 };
 

@@ -60,6 +60,14 @@ LogicalResult AllReduceStepOp::verify() {
   return success();
 }
 
+void nncc::dist::setParallelLayout(ModuleOp module, bool tensor, int64_t ranks) {
+  SmallVector<int64_t, 2> layout{1, 1};
+  if (auto old = module->getAttrOfType<DenseI64ArrayAttr>(kParallelAttrName); old && old.size() == 2)
+    layout.assign(old.asArrayRef().begin(), old.asArrayRef().end());
+  layout[tensor ? 1 : 0] = ranks;
+  module->setAttr(kParallelAttrName, DenseI64ArrayAttr::get(module.getContext(), layout));
+}
+
 /// Nothing to mark in a group of one rank (the gradient needs no sum).
 OpFoldResult ReplicateOp::fold(FoldAdaptor) { return getGroupSize() == 1 ? getInput() : Value(); }
 

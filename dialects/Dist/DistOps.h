@@ -2,6 +2,7 @@
 #define NNCC_DIALECTS_DIST_DISTOPS_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
@@ -24,6 +25,10 @@ constexpr llvm::StringLiteral kShardAttrName = "nncc.shard";
 /// On the module: `array<i64: D, T>`, the data- and tensor-parallel ranks it
 /// was compiled for (world rank d * T + t).
 constexpr llvm::StringLiteral kParallelAttrName = "nncc.parallel";
+
+/// Sets one entry of the module's `nncc.parallel` (`tensor`: T, else D),
+/// keeping the other (1 without the attribute).
+void setParallelLayout(mlir::ModuleOp module, bool tensor, int64_t ranks);
 
 /// Attaches the gradient rules of the collectives (DistGradients.cpp);
 /// called by DistDialect::initialize.
