@@ -38,8 +38,6 @@ public:
   /// makes in the same order; writing keeps this rank's part.
   Status readState(const char *name, void *data, int64_t bytes);
   Status writeState(const char *name, const void *data, int64_t bytes);
-  /// The session's ranks: the module's layout and this rank's place in it.
-  const ParallelGroups &groups() const { return groups_; }
 
   /// The session's profiler, or nullptr when it does not profile.
   const Profiler *profiler() const { return profiler_.get(); }

@@ -32,9 +32,7 @@ Status makeParallelGroups(const Module &module, const nncc_plan &plan, const std
   for (int32_t i = 0; i < m.num_states; ++i)
     needTensor |= m.states[i].shard_parts > 1;
   ParallelGroups g;
-  g.dataParallel = dp;
-  g.tensorParallel = tp;
-  g.d = world->rank() / tp;
+  int32_t d = world->rank() / tp;
   g.t = world->rank() % tp;
   // Each group is one of a kind: a single rank, the whole world, or a split
   // (only with both D and T above one). Every rank decides alike, from the
@@ -52,8 +50,8 @@ Status makeParallelGroups(const Module &module, const nncc_plan &plan, const std
         .prefix(format("rank %d of %d (%s): making its parallel groups: ", world->rank(), world->size(),
                        world->backend()));
   };
-  NNCC_RETURN_IF_ERROR(make(needData, dp, g.t, g.d, &g.data));
-  NNCC_RETURN_IF_ERROR(make(needTensor, tp, g.d, g.t, &g.tensor));
+  NNCC_RETURN_IF_ERROR(make(needData, dp, g.t, d, &g.data));
+  NNCC_RETURN_IF_ERROR(make(needTensor, tp, d, g.t, &g.tensor));
   *out = std::move(g);
   return Status::ok();
 }

@@ -23,8 +23,7 @@ namespace nncc::rt {
 
 /// The groups of one rank of a session.
 struct ParallelGroups {
-  int32_t dataParallel = 1, tensorParallel = 1;
-  int32_t d = 0, t = 0; // this rank's data and tensor index
+  int32_t t = 0; // this rank's index in its tensor group
   /// Never null: a SelfCommunicator for a group of one, the world itself
   /// when the group is the world.
   std::shared_ptr<Communicator> data, tensor;
