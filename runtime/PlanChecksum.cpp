@@ -6,14 +6,15 @@
 //   count, then per entry its name, inputs and outputs
 //   (count; per tensor name, dtype, rank, dims), arena_bytes, steps (count;
 //   per step kind, kernel, args (count; kind, index, offset, bytes),
-//   iparams, fparams, parallel_extent, name) and checks (count; message,
-//   offset); kernels (count; name, whether it has CPU code, GPU launches:
+//   iparams, fparams, parallel_extent, name), checks (count; message,
+//   offset) and pipeline_stage; kernels (count; name, whether it has CPU code, GPU launches:
 //   count; function, grid, block, shared_bytes); weights (count; name,
 //   offset, bytes); whether the blob is embedded, weights_file,
 //   weights_bytes, weights_checksum; GPU images (count; arch, ptx,
 //   cubin_bytes, whether it has a cubin, the cubin's bytes); cpu_name,
 //   cpu_features; states (count; per state name, dtype, rank, dims, bytes,
-//   init_weight, shard_parts, shard_axis, shard_blocks); data_parallel, tensor_parallel.
+//   init_weight, shard_parts, shard_axis, shard_blocks, pipeline_stage);
+//   data_parallel, tensor_parallel, pipeline_parallel.
 //
 //===----------------------------------------------------------------------===//
 #include "PlanChecksum.h"
@@ -169,6 +170,7 @@ Status walkEntries(Walker &w, const nncc_plan &plan, const std::string &planName
       }));
       w.hash.integer(entry.checks[c].offset);
     }
+    w.hash.integer(entry.pipeline_stage);
   }
   return Status::ok();
 }
@@ -272,9 +274,11 @@ Status walkStates(Walker &w, const nncc_module &m) {
     w.hash.integer(st.shard_parts);
     w.hash.integer(st.shard_axis);
     w.hash.integer(st.shard_blocks);
+    w.hash.integer(st.pipeline_stage);
   }
   w.hash.integer(m.data_parallel);
   w.hash.integer(m.tensor_parallel);
+  w.hash.integer(m.pipeline_parallel);
   return Status::ok();
 }
 

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define NNCC_MODULE_MAGIC 0x4E4E4343u /* "NNCC" */
-#define NNCC_MODULE_ABI_VERSION 7u
+#define NNCC_MODULE_ABI_VERSION 8u
 #define NNCC_MODULE_SYMBOL "nncc_module_get"
 
 /** Element types, numbered like ONNX's TensorProto.DataType. */
@@ -112,19 +112,32 @@ typedef enum nncc_collective_iparam {
   NNCC_COLLECTIVE_GROUP_SIZE = 3, /* ranks of the group: the module's
                                      data_parallel or tensor_parallel */
   NNCC_COLLECTIVE_GROUP = 4,      /* nncc_parallel_group (ABI v7) */
-  NNCC_COLLECTIVE_NUM_IPARAMS = 5
+  NNCC_COLLECTIVE_PEER = 5,       /* send/recv: the group rank of the other
+                                     side; -1 for an all-reduce (ABI v8) */
+  NNCC_COLLECTIVE_NUM_IPARAMS = 6
 } nncc_collective_iparam;
 
 /** The parallel groups of a module's layout (nncc_module.data_parallel D,
- * tensor_parallel T; ABI v7). The world has D*T ranks; world rank
- * w = d*T + t, so a tensor group is T consecutive ranks (one machine). */
+ * pipeline_parallel P, tensor_parallel T; ABI v7, pipeline since v8). The
+ * world has D*P*T ranks; world rank w = (d*P + p)*T + t, so a tensor group
+ * is T consecutive ranks (one machine). A rank's index in a group (its group
+ * rank) is its d, p or t. */
 typedef enum nncc_parallel_group {
-  NNCC_GROUP_DATA = 1,  /* the D ranks with rank w's t: w % T, T + w % T, ... */
-  NNCC_GROUP_TENSOR = 2 /* the T ranks with rank w's d: d*T, ..., d*T + T-1 */
+  NNCC_GROUP_DATA = 1,    /* the D ranks with rank w's p and t */
+  NNCC_GROUP_TENSOR = 2,  /* the T ranks with rank w's d and p: consecutive */
+  NNCC_GROUP_PIPELINE = 3 /* the P ranks with rank w's d and t, by stage p */
 } nncc_parallel_group;
 
 typedef enum nncc_collective_op {
-  NNCC_COLLECTIVE_ALL_REDUCE = 1 /* every rank's outputs: the reduction over ranks */
+  NNCC_COLLECTIVE_ALL_REDUCE = 1, /* every rank's outputs: the reduction over ranks */
+  /* Point to point (ABI v8): args[0, k) (num_args = k, any dtypes; the
+   * DTYPE and REDUCTION iparams are 0) go to, or come from, the group rank
+   * NNCC_COLLECTIVE_PEER. Sends and receives between two ranks pair up in
+   * the order each rank's plan lists them. A send's buffers are free once
+   * the step has started (the runtime copies them), so a send never waits
+   * for its receiver: pipeline schedules need no pairing of their steps. */
+  NNCC_COLLECTIVE_SEND = 2,
+  NNCC_COLLECTIVE_RECV = 3
 } nncc_collective_op;
 
 typedef enum nncc_reduction {
@@ -206,6 +219,11 @@ typedef struct nncc_entry {
   const nncc_step *steps;
   int32_t num_checks;
   const nncc_check *checks;
+  /* The pipeline stage whose ranks run this entry (ABI v8), 0 <= stage <
+   * nncc_module.pipeline_parallel P. With P > 1 each entry name is listed
+   * once per stage, with the same inputs and outputs: a session runs the
+   * variant of its rank's stage. */
+  int32_t pipeline_stage;
 } nncc_entry;
 
 /** The kinds of device a plan is for. */
@@ -281,6 +299,10 @@ typedef struct nncc_state {
    * equal blocks (a fused Q/K/V weight: B = 3) and part t is part t of each
    * block, in block order (dims[shard_axis] divides by B). 0 when whole. */
   int32_t shard_blocks;
+  /* The pipeline stage that updates this state (ABI v8): its ranks hold it
+   * current, and reading it whole reads theirs. -1: every stage updates it
+   * alike (an optimizer's step count). 0 when P = 1. */
+  int32_t pipeline_stage;
 } nncc_state;
 
 /** A constant tensor (model weight) stored in the module's weight blob. */
@@ -326,10 +348,12 @@ typedef struct nncc_module {
   int32_t num_states;
   const nncc_state *states;
   /* The parallel layout (ABI v7): data_parallel D times tensor_parallel T
-   * ranks (both >= 1; 1, 1 for a module of one rank). A session's world must
-   * have D*T ranks; see nncc_parallel_group for the rank order. */
+   * ranks (both >= 1; 1, 1 for a module of one rank), times pipeline_parallel
+   * P stages (ABI v8; >= 1). A session's world must have D*P*T ranks; see
+   * nncc_parallel_group for the rank order. */
   int32_t data_parallel;
   int32_t tensor_parallel;
+  int32_t pipeline_parallel;
 } nncc_module;
 
 /** The one symbol a model.so exports. */

@@ -409,6 +409,7 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
                                   group, size)
                         .str());
       step.iparams[NNCC_COLLECTIVE_GROUP] = group == "data" ? NNCC_GROUP_DATA : NNCC_GROUP_TENSOR;
+      step.iparams[NNCC_COLLECTIVE_PEER] = -1;
       for (Value operand : op.getOperands())
         step.args.push_back(ref(operand));
       for (Value result : op.getResults())

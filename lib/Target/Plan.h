@@ -57,6 +57,8 @@ struct EntryPlan {
   int64_t liveLowerBound = 0;
   /// Bytes each step reads and writes, summed (inputs read once, outputs written once).
   int64_t bytesMoved = 0;
+  /// The pipeline stage whose ranks run this variant of the entry.
+  int32_t pipelineStage = 0;
 };
 
 /// A module state (mirrors nncc_state): starts as weight `initWeight`, or
@@ -69,6 +71,8 @@ struct StateDesc {
   int32_t shardParts = 0;
   int32_t shardAxis = 0;
   int32_t shardBlocks = 0; // > 1: the axis holds that many blocks, each split
+  /// The pipeline stage that updates it; -1: every stage alike.
+  int32_t pipelineStage = 0;
 };
 
 struct WeightBlob {
@@ -116,10 +120,11 @@ struct ModulePlan {
   /// X86 feature names, no '+'); empty without host code.
   std::string cpuName;
   std::vector<std::string> cpuFeatures;
-  /// The parallel layout (`nncc.parallel`): data- times tensor-parallel
-  /// ranks, 1 x 1 without the attribute.
+  /// The parallel layout (`nncc.parallel`): data- times pipeline- times
+  /// tensor-parallel ranks, 1 x 1 x 1 without the attribute.
   int32_t dataParallel = 1;
   int32_t tensorParallel = 1;
+  int32_t pipelineParallel = 1;
 };
 
 struct PlanOptions {

@@ -102,19 +102,21 @@ static_assert(std::size(kGemmFparamNames) == NNCC_GEMM_NUM_FPARAMS);
 /// The index names of a collective step's iparams (nncc_collective_iparam).
 constexpr const char *kCollectiveIparamNames[] = {"NNCC_COLLECTIVE_OP", "NNCC_COLLECTIVE_REDUCTION",
                                                   "NNCC_COLLECTIVE_DTYPE", "NNCC_COLLECTIVE_GROUP_SIZE",
-                                                  "NNCC_COLLECTIVE_GROUP"};
+                                                  "NNCC_COLLECTIVE_GROUP", "NNCC_COLLECTIVE_PEER"};
 static_assert(std::size(kCollectiveIparamNames) == NNCC_COLLECTIVE_NUM_IPARAMS);
 
 std::string collectiveIparam(size_t i, int64_t v) {
   std::string value = std::to_string(v);
-  if (i == NNCC_COLLECTIVE_OP && v == NNCC_COLLECTIVE_ALL_REDUCE)
-    value = "NNCC_COLLECTIVE_ALL_REDUCE";
+  if (i == NNCC_COLLECTIVE_OP && v >= NNCC_COLLECTIVE_ALL_REDUCE && v <= NNCC_COLLECTIVE_RECV)
+    value = v == NNCC_COLLECTIVE_ALL_REDUCE ? "NNCC_COLLECTIVE_ALL_REDUCE"
+            : v == NNCC_COLLECTIVE_SEND     ? "NNCC_COLLECTIVE_SEND"
+                                            : "NNCC_COLLECTIVE_RECV";
   else if (i == NNCC_COLLECTIVE_REDUCTION && (v == NNCC_REDUCTION_SUM || v == NNCC_REDUCTION_MEAN))
     value = v == NNCC_REDUCTION_SUM ? "NNCC_REDUCTION_SUM" : "NNCC_REDUCTION_MEAN";
-  else if (i == NNCC_COLLECTIVE_DTYPE)
+  else if (i == NNCC_COLLECTIVE_DTYPE && v != 0)
     value = dtypeName(v);
-  else if (i == NNCC_COLLECTIVE_GROUP && (v == NNCC_GROUP_DATA || v == NNCC_GROUP_TENSOR))
-    value = v == NNCC_GROUP_DATA ? "NNCC_GROUP_DATA" : "NNCC_GROUP_TENSOR";
+  else if (i == NNCC_COLLECTIVE_GROUP && v >= NNCC_GROUP_DATA && v <= NNCC_GROUP_PIPELINE)
+    value = v == NNCC_GROUP_DATA ? "NNCC_GROUP_DATA" : v == NNCC_GROUP_TENSOR ? "NNCC_GROUP_TENSOR" : "NNCC_GROUP_PIPELINE";
   return "[" + std::string(kCollectiveIparamNames[i]) + "] = " + value;
 }
 
@@ -183,6 +185,7 @@ uint64_t planChecksum(const ModulePlan &plan, const std::string &weightsFile) {
         str(c.message);
         h.integer(c.offset);
       }
+      h.integer(entry.pipelineStage);
     }
   }
   h.integer(plan.kernels.size());
@@ -238,9 +241,11 @@ uint64_t planChecksum(const ModulePlan &plan, const std::string &weightsFile) {
     h.integer(state.shardParts);
     h.integer(state.shardAxis);
     h.integer(state.shardBlocks);
+    h.integer(state.pipelineStage);
   }
   h.integer(plan.dataParallel);
   h.integer(plan.tensorParallel);
+  h.integer(plan.pipelineParallel);
   return h.value();
 }
 
@@ -358,7 +363,8 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
          << "   .arena_bytes = " << entry.arenaBytes << ", .num_steps = " << entry.steps.size()
          << ", .steps = " << orNull(!entry.steps.empty(), p + "_steps")
          << ", .num_checks = " << entry.checks.size()
-         << ", .checks = " << orNull(!entry.checks.empty(), p + "_checks") << "},\n";
+         << ", .checks = " << orNull(!entry.checks.empty(), p + "_checks")
+         << ", .pipeline_stage = " << entry.pipelineStage << "},\n";
     }
     os << "};\n";
   }
@@ -417,7 +423,8 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
       os << "  {.name = " << cString(st.desc.name) << ", .dtype = " << dtypeName(st.desc.dtype)
          << ", .rank = " << st.desc.dims.size() << ", .dims = state" << i << "_dims, .bytes = " << st.bytes
          << ", .init_weight = " << st.initWeight << ", .shard_parts = " << st.shardParts
-         << ", .shard_axis = " << st.shardAxis << ", .shard_blocks = " << st.shardBlocks << "},\n";
+         << ", .shard_axis = " << st.shardAxis << ", .shard_blocks = " << st.shardBlocks
+         << ", .pipeline_stage = " << st.pipelineStage << "},\n";
     }
     os << "};\n";
   }
@@ -444,7 +451,8 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
      << "  .num_states = " << plan.states.size() << ",\n"
      << "  .states = " << orNull(!plan.states.empty(), "states") << ",\n"
      << "  .data_parallel = " << plan.dataParallel << ",\n"
-     << "  .tensor_parallel = " << plan.tensorParallel << ",\n};\n\n"
+     << "  .tensor_parallel = " << plan.tensorParallel << ",\n"
+     << "  .pipeline_parallel = " << plan.pipelineParallel << ",\n};\n\n"
      << "__attribute__((visibility(\"default\"))) const nncc_module *nncc_module_get(void) {\n"
      << "  return &module;\n}\n";
   return s;
