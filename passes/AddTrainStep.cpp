@@ -1,6 +1,7 @@
 /// nncc-add-train-step: forward, loss, backward and update in one entry.
 #include "passes/Loss.h"
 #include "passes/Optimizer.h"
+#include "passes/TrainStep.h"
 #include "passes/Passes.h"
 
 #include "dialects/Dist/DistOps.h"
@@ -17,13 +18,8 @@ namespace nncc {
 using namespace mlir;
 using namespace nncc;
 
-namespace {
-
-/// The loss function with each trainable weight it loads turned into a
-/// trailing argument (so autodiff differentiates it): the new function and
-/// the weights in argument order.
 std::pair<func::FuncOp, SmallVector<ml_program::GlobalOp>>
-withWeightsAsArguments(func::FuncOp loss, ArrayRef<ml_program::GlobalOp> trainable, StringRef name) {
+nncc::withWeightsAsArguments(func::FuncOp loss, ArrayRef<ml_program::GlobalOp> trainable, StringRef name) {
   OpBuilder b(loss);
   auto func = cast<func::FuncOp>(b.clone(*loss));
   func.setName(name);
@@ -49,6 +45,8 @@ withWeightsAsArguments(func::FuncOp loss, ArrayRef<ml_program::GlobalOp> trainab
   }
   return {func, weights};
 }
+
+namespace {
 
 struct AddTrainStepPass : nncc::impl::AddTrainStepPassBase<AddTrainStepPass> {
   using AddTrainStepPassBase::AddTrainStepPassBase;

@@ -52,11 +52,25 @@ struct DataParallelPass : nncc::impl::DataParallelPassBase<DataParallelPass> {
       module.emitError("nncc-data-parallel: world-size and bucket-bytes must be positive");
       return signalPassFailure();
     }
-    auto step = SymbolTable(module).lookup<func::FuncOp>("train_step");
-    if (!step) {
+    // train_step, or its variant for each pipeline stage (train_step.stage<s>).
+    SmallVector<func::FuncOp> steps;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func.getName() == "train_step" ||
+          (func.getName().starts_with("train_step.stage") && func->hasAttr(dist::kPipelineStageAttrName)))
+        steps.push_back(func);
+    if (steps.empty()) {
       module.emitError("nncc-data-parallel: the module has no entry 'train_step' (compile with --train)");
       return signalPassFailure();
     }
+    for (func::FuncOp step : steps)
+      if (failed(synchronize(step)))
+        return signalPassFailure();
+    if (worldSize > 1)
+      dist::setParallelLayout(module, dist::ParallelGroup::Data, worldSize);
+  }
+
+  /// Puts `step`'s synchronized values into buckets of all-reduces.
+  LogicalResult synchronize(func::FuncOp step) {
     SmallVector<Synced> values;
     step.walk([&](dist::AllReduceOp op) {
       if (op.getGroupSize() != 1 || op.getReduction() != "mean")
@@ -64,13 +78,11 @@ struct DataParallelPass : nncc::impl::DataParallelPassBase<DataParallelPass> {
       for (Value v : op.getInputs())
         values.push_back({v, op});
     });
-    if (values.empty()) {
-      step.emitError("nncc-data-parallel: train_step synchronizes no gradient (it was not built by "
-                     "nncc-add-train-step)");
-      return signalPassFailure();
-    }
+    if (values.empty())
+      return step.emitError("nncc-data-parallel: ")
+             << step.getName() << " synchronizes no gradient (it was not built by nncc-add-train-step)";
     if (worldSize == 1)
-      return;
+      return success();
     sortByReadiness(values);
     // Greedy buckets in readiness order.
     SmallVector<SmallVector<Synced>> buckets;
@@ -117,7 +129,7 @@ struct DataParallelPass : nncc::impl::DataParallelPassBase<DataParallelPass> {
         markers.push_back(s.marker);
     for (dist::AllReduceOp m : markers)
       m.erase();
-    dist::setParallelLayout(module, /*tensor=*/false, worldSize);
+    return success();
   }
 };
 

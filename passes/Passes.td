@@ -229,6 +229,58 @@ def DataParallelPass : Pass<"nncc-data-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["nncc::dist::DistDialect"];
 }
 
+def PipelineParallelPass : Pass<"nncc-pipeline-parallel", "mlir::ModuleOp"> {
+  let summary = "Pipeline parallelism: the model cut into stages run over micro-batches, 1F1B for training";
+  let description = [{
+    Cuts `forward` (imported at the micro-batch's size) into `stages`
+    contiguous runs of ops whose estimated costs (multiply-adds of
+    contractions, elements otherwise) are closest to equal, never between
+    two users of one trainable weight. Every entry becomes one variant per
+    stage, `<entry>.stage<s>` with `nncc.pipeline_stage = s`, whose data
+    inputs hold `micro-batches` micro-batches along their first dimension:
+    stage s runs its ops on each micro-batch, receiving what crosses the cut
+    before it from stage s - 1 (`dist.recv`) and sending what crosses the
+    next to stage s + 1 (`dist.send`). The last stage combines the
+    micro-batches' results (outputs concatenated, losses averaged, check
+    flags or-ed) and sends them to every other stage, so every rank returns
+    them.
+
+    With `train`, replaces nncc-add-train-step: `train_step.stage<s>` runs
+    the micro-batches in the 1F1B order (a warm-up of `stages - s - 1`
+    forwards, then one forward and one backward in turn), sends each
+    micro-batch's input cotangents back to stage s - 1, sums its weights'
+    gradients over the micro-batches (the loss of each is seeded with 1/M,
+    so the sum is the gradient of the batch's mean loss), and takes one
+    optimizer step of its own weights. Each global is marked with the stage
+    that updates it (-1: every stage, the step count). `eval_step` runs as
+    the forward does.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"1", "pipeline stages (1: nothing to do)">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "micro-batches in each entry's inputs (the size `forward` has is one)">,
+    Option<"train", "train", "bool", /*default=*/"false", "also build eval_step and train_step">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
+           "cross-entropy, mse or output">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "the model output the loss reads (default: the only one)">,
+    Option<"labelName", "label-name", "std::string", /*default=*/"\"labels\"",
+           "the name of the labels input">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9", "SGD momentum">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0",
+           "L2 penalty (decoupled for adamw)">,
+    Option<"gradClip", "grad-clip", "double", /*default=*/"0",
+           "refused with stages: the norm would span them">,
+  ];
+  let dependentDialects = ["nncc::nn::NNDialect", "mlir::ml_program::MLProgramDialect",
+                           "mlir::func::FuncDialect", "nncc::dist::DistDialect"];
+}
+
 def TensorParallelPass : Pass<"nncc-tensor-parallel", "mlir::ModuleOp"> {
   let summary = "Megatron tensor parallelism: column- then row-parallel layers split over a tensor group";
   let description = [{

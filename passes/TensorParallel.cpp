@@ -422,7 +422,7 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
     }
     if (failed(rewrite(module, *sharding)))
       return signalPassFailure();
-    dist::setParallelLayout(module, /*tensor=*/true, parts);
+    dist::setParallelLayout(module, dist::ParallelGroup::Tensor, parts);
   }
 
   /// A weight is cut once for all its users: every user of a cut weight must

@@ -60,12 +60,36 @@ LogicalResult AllReduceStepOp::verify() {
   return success();
 }
 
-void nncc::dist::setParallelLayout(ModuleOp module, bool tensor, int64_t ranks) {
-  SmallVector<int64_t, 2> layout{1, 1};
-  if (auto old = module->getAttrOfType<DenseI64ArrayAttr>(kParallelAttrName); old && old.size() == 2)
-    layout.assign(old.asArrayRef().begin(), old.asArrayRef().end());
-  layout[tensor ? 1 : 0] = ranks;
+void nncc::dist::setParallelLayout(ModuleOp module, ParallelGroup group, int64_t ranks) {
+  SmallVector<int64_t, 3> layout{1, 1, 1};
+  if (auto old = module->getAttrOfType<DenseI64ArrayAttr>(kParallelAttrName); old && old.size() <= 3)
+    llvm::copy(old.asArrayRef(), layout.begin());
+  layout[static_cast<unsigned>(group)] = ranks;
   module->setAttr(kParallelAttrName, DenseI64ArrayAttr::get(module.getContext(), layout));
+}
+
+/// A point-to-point message: a known group, a peer in it, something to send.
+static LogicalResult verifyPointToPoint(Operation *op, TypeRange types, int64_t peer, int64_t groupSize,
+                                        StringRef group) {
+  if (types.empty())
+    return op->emitOpError("needs at least one value");
+  if (group != "data" && group != "tensor" && group != "pipeline")
+    return op->emitOpError("group must be 'data', 'tensor' or 'pipeline', not '") << group << "'";
+  if (groupSize < 2 || peer < 0 || peer >= groupSize)
+    return op->emitOpError("peer ") << peer << " must be a rank of a group of at least 2 (group_size "
+                                    << groupSize << ")";
+  for (Type t : types)
+    if (!cast<RankedTensorType>(t).hasStaticShape())
+      return op->emitOpError("values must be statically shaped, got ") << t;
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyPointToPoint(*this, getInputs().getTypes(), getPeer(), getGroupSize(), getGroup());
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyPointToPoint(*this, getOutputs().getTypes(), getPeer(), getGroupSize(), getGroup());
 }
 
 /// Nothing to mark in a group of one rank (the gradient needs no sum).

@@ -22,13 +22,21 @@ namespace nncc::dist {
 /// a third entry `blocks`, the axis is that many equal blocks (a fused Q/K/V
 /// projection) and the part is the rank's part of each block.
 constexpr llvm::StringLiteral kShardAttrName = "nncc.shard";
-/// On the module: `array<i64: D, T>`, the data- and tensor-parallel ranks it
-/// was compiled for (world rank d * T + t).
+/// On the module: `array<i64: D, T, P>`, the data-parallel, tensor-parallel
+/// and pipeline-parallel ranks it was compiled for (world rank
+/// (d * P + p) * T + t; a missing P is 1).
 constexpr llvm::StringLiteral kParallelAttrName = "nncc.parallel";
+/// On an entry function or a global (nncc-pipeline-parallel): `i64` s, the
+/// pipeline stage that runs the entry or updates the state; -1 on a global
+/// every stage updates alike. An entry's name is then `<name>.stage<s>`.
+constexpr llvm::StringLiteral kPipelineStageAttrName = "nncc.pipeline_stage";
 
-/// Sets one entry of the module's `nncc.parallel` (`tensor`: T, else D),
-/// keeping the other (1 without the attribute).
-void setParallelLayout(mlir::ModuleOp module, bool tensor, int64_t ranks);
+/// The entries of `nncc.parallel`, in order.
+enum class ParallelGroup : unsigned { Data = 0, Tensor = 1, Pipeline = 2 };
+
+/// Sets one entry of the module's `nncc.parallel`, keeping the others (1
+/// without the attribute).
+void setParallelLayout(mlir::ModuleOp module, ParallelGroup group, int64_t ranks);
 
 /// Attaches the gradient rules of the collectives (DistGradients.cpp);
 /// called by DistDialect::initialize.

@@ -17,9 +17,10 @@ def Dist_Dialect : Dialect {
     (it communicates: never folded, merged or dropped).
 
     A collective runs over one parallel `group` of the module's layout
-    (`nncc.parallel = array<i64: dp, tp>` on the module; world rank
-    d * tp + t): "data", the dp ranks that hold the same tensor-parallel
-    part t, or "tensor", the tp consecutive ranks of one data shard d.
+    (`nncc.parallel = array<i64: dp, tp, pp>` on the module; world rank
+    (d * pp + p) * tp + t): "data", the dp ranks that hold the same stage p
+    and tensor-parallel part t; "tensor", the tp consecutive ranks of one
+    data shard d and stage p; or "pipeline", the pp stages of one d and t.
     docs/distributed.md.
   }];
 }
@@ -81,6 +82,35 @@ def Dist_ReplicateOp : Dist_Op<"replicate", [Pure, SameOperandsAndResultType]> {
   let results = (outs RankedTensorOf<[AnyFloat]>:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasFolder = 1;
+}
+
+def Dist_SendOp : Dist_Op<"send"> {
+  let summary = "Values sent to one rank of a group (a pipeline stage's activations or gradients)";
+  let description = [{
+    The operands go, as one message, to the rank with index `peer` in
+    `group` (usually "pipeline": stage `peer`), which receives them with a
+    `dist.recv` of the same types. Between two ranks, sends and receives
+    pair up in program order. It communicates, so it is never folded,
+    merged, dropped or reordered against another send or receive; the
+    same op is the plan step (NNCC_COLLECTIVE_SEND), and its operands are
+    free once it has started (the runtime copies them).
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$peer, I64Attr:$group_size,
+                   DefaultValuedStrAttr<StrAttr, "pipeline">:$group);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
+def Dist_RecvOp : Dist_Op<"recv"> {
+  let summary = "Values received from one rank of a group";
+  let description = [{
+    The results are the operands of the `dist.send` of rank `peer` of
+    `group` that pairs with this op (module_abi.h: NNCC_COLLECTIVE_RECV).
+  }];
+  let arguments = (ins I64Attr:$peer, I64Attr:$group_size, DefaultValuedStrAttr<StrAttr, "pipeline">:$group);
+  let results = (outs Variadic<AnyRankedTensor>:$outputs);
+  let assemblyFormat = "attr-dict `:` type($outputs)";
+  let hasVerifier = 1;
 }
 
 #endif // NNCC_DIST_OPS

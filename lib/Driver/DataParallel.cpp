@@ -23,17 +23,18 @@ llvm::Error parseParallelOption(llvm::StringRef text, CompileOptions &options) {
   for (llvm::StringRef part : parts) {
     auto [kind, count] = part.split(':');
     int64_t n = 0;
-    if ((kind != "dp" && kind != "tp") || count.getAsInteger(10, n) || n < 1 || !seen.insert(kind.str()).second)
+    if ((kind != "dp" && kind != "tp" && kind != "pp") || count.getAsInteger(10, n) || n < 1 ||
+        !seen.insert(kind.str()).second)
       return fail("--parallel: '" + text.str() +
-                  "' is not a parallel layout (expected dp:N, tp:M or dp:N,tp:M with N, M >= 1; "
-                  "pipeline parallelism (pp) is not implemented yet)");
-    (kind == "dp" ? options.dataParallel : options.tensorParallel) = n;
+                  "' is not a parallel layout (expected any of dp:N, tp:M and pp:P, comma separated, each "
+                  "at least 1)");
+    (kind == "dp" ? options.dataParallel : kind == "tp" ? options.tensorParallel : options.pipelineParallel) = n;
   }
   return llvm::Error::success();
 }
 
 llvm::Expected<ImportOptions> shardedImportOptions(mlir::ModuleOp imported, const ImportOptions &global,
-                                                   int64_t ranks) {
+                                                   int64_t ranks, llvm::StringRef split) {
   auto entry = imported.lookupSymbol<mlir::func::FuncOp>(global.entryName);
   if (!entry)
     return fail("--parallel: the imported model has no entry '" + global.entryName + "'");
@@ -45,22 +46,22 @@ llvm::Expected<ImportOptions> shardedImportOptions(mlir::ModuleOp imported, cons
     std::string n = name ? name.str() : "input" + std::to_string(i);
     auto tensor = mlir::cast<mlir::RankedTensorType>(type);
     if (tensor.getRank() == 0)
-      return fail("--parallel=dp:" + std::to_string(ranks) + ": input '" + n +
-                  "' is a scalar: data parallelism splits every input along its first (batch) dimension");
+      return fail(split.str() + ": input '" + n +
+                  "' is a scalar: the batch is split along every input's first dimension");
     int64_t b = tensor.getShape().front();
     if (batch < 0) {
       batch = b;
       first = n;
     } else if (b != batch) {
-      return fail(llvm::formatv("--parallel=dp:{0}: inputs '{1}' and '{2}' have batches {3} and {4}; data "
-                                "parallelism splits one batch",
-                                ranks, first, n, batch, b)
+      return fail(llvm::formatv("{0}: inputs '{1}' and '{2}' have batches {3} and {4}; the split needs one "
+                                "batch",
+                                split, first, n, batch, b)
                       .str());
     }
     if (b % ranks != 0)
-      return fail(llvm::formatv("--parallel=dp:{0}: the global batch {1} (input '{2}') is not a multiple of "
-                                "the {0} ranks",
-                                ranks, b, n)
+      return fail(llvm::formatv("{0}: the global batch {1} (input '{2}') is not a multiple of {3} (data-parallel "
+                                "ranks times micro-batches)",
+                                split, b, n, ranks)
                       .str());
     std::vector<int64_t> dims(tensor.getShape().begin(), tensor.getShape().end());
     dims.front() = b / ranks;
@@ -71,8 +72,8 @@ llvm::Expected<ImportOptions> shardedImportOptions(mlir::ModuleOp imported, cons
 
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importShard(mlir::MLIRContext &context, llvm::StringRef path,
                                                              mlir::ModuleOp imported, const ImportOptions &global,
-                                                             int64_t ranks) {
-  auto shard = shardedImportOptions(imported, global, ranks);
+                                                             int64_t ranks, llvm::StringRef split) {
+  auto shard = shardedImportOptions(imported, global, ranks, split);
   if (!shard)
     return shard.takeError();
   int64_t batch = shard->inputShapes.begin()->second.front() * ranks;

@@ -384,6 +384,23 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
     differentiate.wrtConstants = options.gradientConstants;
     pm.addPass(createDifferentiatePass(differentiate));
   }
+  if (options.pipelineParallel > 1) {
+    PipelineParallelPassOptions pipeline;
+    pipeline.stages = options.pipelineParallel;
+    pipeline.microBatches = options.microBatches > 0 ? options.microBatches : options.pipelineParallel;
+    pipeline.train = options.train;
+    pipeline.loss = options.loss.empty() ? "cross-entropy" : options.loss;
+    pipeline.output = options.lossOutput;
+    pipeline.labelName = options.labelName;
+    pipeline.optimizer = options.optimizer.empty() ? "sgd" : options.optimizer;
+    pipeline.momentum = options.momentum;
+    pipeline.beta1 = options.beta1;
+    pipeline.beta2 = options.beta2;
+    pipeline.eps = options.eps;
+    pipeline.weightDecay = options.weightDecay;
+    pipeline.gradClip = options.gradClip;
+    pm.addPass(createPipelineParallelPass(pipeline));
+  }
   if (options.train) {
     AddTrainStepPassOptions train{options.loss.empty() ? "cross-entropy" : options.loss,
                                   options.lossOutput,
@@ -395,7 +412,8 @@ void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &opt
                                   options.eps,
                                   options.weightDecay,
                                   options.gradClip};
-    pm.addPass(createAddTrainStepPass(train));
+    if (options.pipelineParallel == 1)
+      pm.addPass(createAddTrainStepPass(train));
     pm.addPass(createDataParallelPass(DataParallelPassOptions{options.dataParallel, options.bucketBytes}));
     // The forward inside train_step is computed once (its copies merge).
     pm.addPass(mlir::createCanonicalizerPass());
@@ -449,13 +467,20 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     return imported.takeError();
   result.module = std::move(*imported);
   mlir::ModuleOp module = *result.module;
-  if (options.dataParallel > 1) {
+  // Pipeline stages run micro-batches: the graph is compiled at a
+  // micro-batch's size, and entries take M of them.
+  int64_t microBatches =
+      options.pipelineParallel > 1 ? (options.microBatches > 0 ? options.microBatches : options.pipelineParallel) : 1;
+  if (options.dataParallel > 1 || microBatches > 1) {
     // Each rank's module is the graph at the shard's batch: imported again,
     // so every shape is the one ONNX shape inference gives that batch.
-    if (!options.train)
+    if (options.dataParallel > 1 && !options.train)
       return fail("--parallel=dp:N needs --train (data parallelism splits train_step's batch)");
     auto sharded = timed("import", [&](mlir::TimingScope &) {
-      return importShard(context, path, module, options.import, options.dataParallel);
+      std::string split = "--parallel=dp:" + std::to_string(options.dataParallel);
+      if (options.pipelineParallel > 1)
+        split += ",pp:" + std::to_string(options.pipelineParallel) + " --micro-batches=" + std::to_string(microBatches);
+      return importShard(context, path, module, options.import, options.dataParallel * microBatches, split);
     });
     if (!sharded)
       return sharded.takeError();

@@ -100,6 +100,12 @@ struct CompileOptions {
   /// `--parallel=tp:T`: the model's column/row-parallel layer pairs split
   /// over T ranks (nncc-tensor-parallel, docs/distributed.md); 1: whole.
   int64_t tensorParallel = 1;
+  /// `--parallel=pp:P`: the model cut into P stages, each run by its own
+  /// ranks over `microBatches` micro-batches of the rank's batch
+  /// (nncc-pipeline-parallel, docs/distributed.md); 1: one stage.
+  int64_t pipelineParallel = 1;
+  /// `--micro-batches`: 0 picks the number of stages.
+  int64_t microBatches = 0;
   /// `--bucket-bytes`: most bytes of one gradient all-reduce.
   int64_t bucketBytes = 25 << 20;
   /// Called at the start of each phase (for progress lines).
@@ -159,25 +165,27 @@ void loadCompilerDialects(mlir::MLIRContext &context);
 /// nncc-lower-nn-to-exec for the plan the targets run.
 void buildNNCCCompilePipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 
-/// Parses `--parallel`: `dp:N`, `tp:M` or both, comma separated (each at
-/// least 1), into `options.dataParallel` and `options.tensorParallel`.
+/// Parses `--parallel`: any of `dp:N`, `tp:M` and `pp:P`, comma separated
+/// (each at least 1), into `options.dataParallel`, `tensorParallel` and
+/// `pipelineParallel`.
 llvm::Error parseParallelOption(llvm::StringRef text, CompileOptions &options);
 
-/// The import options of the shard one of `ranks` data-parallel ranks
-/// compiles: each input of the imported entry (the global batch) with its
-/// first dimension divided by `ranks`, which must divide it; every input
-/// must have the same batch.
+/// The import options of one of `ranks` shards of the batch (data-parallel
+/// ranks times pipeline micro-batches): each input of the imported entry
+/// (the global batch) with its first dimension divided by `ranks`, which
+/// must divide it; every input must have the same batch. Errors start with
+/// `split`, the options that asked for it.
 llvm::Expected<ImportOptions> shardedImportOptions(mlir::ModuleOp imported, const ImportOptions &global,
-                                                   int64_t ranks);
+                                                   int64_t ranks, llvm::StringRef split);
 
-/// The model at `path` imported as one of `ranks` data-parallel ranks sees
+/// The model at `path` imported as one of `ranks` shards of the batch sees
 /// it: at the shard's batch (shardedImportOptions), its constant shapes that
 /// hold the global batch rewritten for the shard's (import::shardBatchConstants,
 /// which refuses, naming the node, those it cannot prove), the shapes the file
 /// records for the global batch left to shape inference.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> importShard(mlir::MLIRContext &context, llvm::StringRef path,
                                                              mlir::ModuleOp imported, const ImportOptions &global,
-                                                             int64_t ranks);
+                                                             int64_t ranks, llvm::StringRef split);
 
 /// Runs the compile pipeline on an ONNX file up to `options.emit`;
 /// `outputPath` is written for the Object and Module stages.

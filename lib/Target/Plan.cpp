@@ -90,6 +90,10 @@ private:
   llvm::Error addResultBuffers(Operation *op);
   llvm::Expected<int32_t> kernelOf(exec::LaunchOp launch);
   llvm::Error gemmParams(exec::GemmOp gemm, PlanStep &step);
+  /// A collective step of `op` over `group`: its iparams (reduction and
+  /// dtype 0) and its args, the operands then the results.
+  llvm::Error collectiveStep(Operation *op, int64_t kind, StringRef group, int64_t groupSize, int64_t peer,
+                             PlanStep &step);
 
   func::FuncOp func_;
   ModulePlan &plan_;
@@ -151,11 +155,14 @@ llvm::Error readLayout(ModuleOp module, ModulePlan &plan) {
     return llvm::Error::success();
   }
   auto layout = dyn_cast<DenseI64ArrayAttr>(attr);
-  if (!layout || layout.size() != 2 || layout[0] < 1 || layout[1] < 1 || layout[0] > INT32_MAX / layout[1])
+  int64_t stages = layout && layout.size() == 3 ? layout[2] : 1;
+  if (!layout || layout.size() < 2 || layout.size() > 3 || layout[0] < 1 || layout[1] < 1 || stages < 1 ||
+      layout[0] > INT32_MAX / layout[1] / stages)
     return fail(std::string("the module's ") + kParallelAttrName +
-                " must be array<i64: D, T> with D, T >= 1 (data- and tensor-parallel ranks)");
+                " must be array<i64: D, T[, P]> with D, T, P >= 1 (data-, tensor- and pipeline-parallel ranks)");
   plan.dataParallel = static_cast<int32_t>(layout[0]);
   plan.tensorParallel = static_cast<int32_t>(layout[1]);
+  plan.pipelineParallel = static_cast<int32_t>(stages);
   return llvm::Error::success();
 }
 
@@ -206,6 +213,13 @@ llvm::Error addStates(ModuleOp module, ModulePlan &plan, llvm::StringMap<int32_t
                     std::to_string(parts) + " part(s)");
       state.initWeight = appendWeight(plan.weights, global.getSymName(), dense);
     }
+    if (auto stage = global->getAttrOfType<IntegerAttr>(dist::kPipelineStageAttrName)) {
+      if (stage.getInt() < -1 || stage.getInt() >= plan.pipelineParallel)
+        return fail(llvm::formatv("global '{0}': {1} = {2} is no stage of the module's {3} (or -1)", name,
+                                  dist::kPipelineStageAttrName, stage.getInt(), plan.pipelineParallel)
+                        .str());
+      state.pipelineStage = static_cast<int32_t>(stage.getInt());
+    }
     stateIndex[global.getSymName()] = plan.states.size();
     plan.states.push_back(std::move(state));
   }
@@ -221,6 +235,38 @@ llvm::Error EntryTranslator::addWeight(nn::ConstantOp op) {
     name = loc.getName().str();
   int32_t index = appendWeight(plan_.weights, name, dense);
   refs_[op.getResult()] = {NNCC_BUFFER_WEIGHT, index, 0, (int64_t)plan_.weights.sizes[index]};
+  return llvm::Error::success();
+}
+
+llvm::Error EntryTranslator::collectiveStep(Operation *op, int64_t kind, StringRef group, int64_t groupSize,
+                                            int64_t peer, PlanStep &step) {
+  step.kind = NNCC_STEP_COLLECTIVE;
+  step.name = op->getName().stripDialect().str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    step.name = loc.getName().str();
+  int64_t size = group == "data"     ? plan_.dataParallel
+                 : group == "tensor" ? plan_.tensorParallel
+                 : group == "pipeline" ? plan_.pipelineParallel
+                                       : -1;
+  if (size < 0)
+    return fail("'" + op->getName().getStringRef().str() + "' at " + locString(op->getLoc()) +
+                ": unknown group '" + group.str() + "' (expected \"data\", \"tensor\" or \"pipeline\")");
+  if (groupSize != size)
+    return fail(llvm::formatv("'{0}' at {1}: group_size {2} is not the module's {3}-parallel size {4} "
+                              "(nncc.parallel)",
+                              op->getName().getStringRef(), locString(op->getLoc()), groupSize, group, size)
+                    .str());
+  step.iparams.assign(NNCC_COLLECTIVE_NUM_IPARAMS, 0);
+  step.iparams[NNCC_COLLECTIVE_OP] = kind;
+  step.iparams[NNCC_COLLECTIVE_GROUP_SIZE] = groupSize;
+  step.iparams[NNCC_COLLECTIVE_GROUP] = group == "data"     ? NNCC_GROUP_DATA
+                                        : group == "tensor" ? NNCC_GROUP_TENSOR
+                                                            : NNCC_GROUP_PIPELINE;
+  step.iparams[NNCC_COLLECTIVE_PEER] = peer;
+  for (Value operand : op->getOperands())
+    step.args.push_back(ref(operand));
+  for (Value result : op->getResults())
+    step.args.push_back(ref(result));
   return llvm::Error::success();
 }
 
@@ -308,6 +354,21 @@ llvm::Error EntryTranslator::gemmParams(exec::GemmOp gemm, PlanStep &step) {
 llvm::Expected<EntryPlan> EntryTranslator::run() {
   EntryPlan entry;
   entry.name = func_.getName().str();
+  if (auto stage = func_->getAttrOfType<IntegerAttr>(dist::kPipelineStageAttrName)) {
+    // `<name>.stage<s>`: the variant of entry <name> that stage s runs.
+    std::string suffix = ".stage" + std::to_string(stage.getInt());
+    if (stage.getInt() < 0 || stage.getInt() >= plan_.pipelineParallel || !StringRef(entry.name).ends_with(suffix))
+      return fail(llvm::formatv("entry '{0}': {1} = {2} needs a stage below the module's {3} and the name "
+                                "'<entry>{4}'",
+                                entry.name, dist::kPipelineStageAttrName, stage.getInt(), plan_.pipelineParallel,
+                                suffix)
+                      .str());
+    entry.name.resize(entry.name.size() - suffix.size());
+    entry.pipelineStage = static_cast<int32_t>(stage.getInt());
+  } else if (plan_.pipelineParallel > 1) {
+    return fail("entry '" + entry.name + "' has no " + dist::kPipelineStageAttrName.str() +
+                " in a module of pipeline stages");
+  }
   auto arenaBytes = func_->getAttrOfType<IntegerAttr>(kArenaBytesAttrName);
   auto noReuse = func_->getAttrOfType<IntegerAttr>(kNoReuseBytesAttrName);
   auto lowerBound = func_->getAttrOfType<IntegerAttr>(kLiveLowerBoundAttrName);
@@ -387,33 +448,17 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
       if (auto extent = callee ? callee->getAttrOfType<IntegerAttr>(kParallelExtentAttrName) : nullptr)
         step.parallelExtent = extent.getInt();
     } else if (auto reduce = dyn_cast<dist::AllReduceStepOp>(op)) {
-      step.kind = NNCC_STEP_COLLECTIVE;
-      step.name = "all-reduce";
-      if (auto loc = dyn_cast<NameLoc>(op.getLoc()))
-        step.name = loc.getName().str();
-      step.iparams.assign(NNCC_COLLECTIVE_NUM_IPARAMS, 0);
-      step.iparams[NNCC_COLLECTIVE_OP] = NNCC_COLLECTIVE_ALL_REDUCE;
+      if (auto err = collectiveStep(&op, NNCC_COLLECTIVE_ALL_REDUCE, reduce.getGroup(), reduce.getGroupSize(), -1, step))
+        return std::move(err);
       step.iparams[NNCC_COLLECTIVE_REDUCTION] =
           reduce.getReduction() == "mean" ? NNCC_REDUCTION_MEAN : NNCC_REDUCTION_SUM;
       step.iparams[NNCC_COLLECTIVE_DTYPE] = NNCC_DTYPE_F32; // the op's verifier
-      step.iparams[NNCC_COLLECTIVE_GROUP_SIZE] = reduce.getGroupSize();
-      llvm::StringRef group = reduce.getGroup();
-      if (group != "data" && group != "tensor")
-        return fail("'" + op.getName().getStringRef().str() + "' at " + locString(op.getLoc()) +
-                    ": unknown group '" + group.str() + "' (expected \"data\" or \"tensor\")");
-      int64_t size = group == "data" ? plan_.dataParallel : plan_.tensorParallel;
-      if (reduce.getGroupSize() != size)
-        return fail(llvm::formatv("'{0}' at {1}: group_size {2} is not the module's {3}-parallel size {4} "
-                                  "(nncc.parallel)",
-                                  op.getName().getStringRef(), locString(op.getLoc()), reduce.getGroupSize(),
-                                  group, size)
-                        .str());
-      step.iparams[NNCC_COLLECTIVE_GROUP] = group == "data" ? NNCC_GROUP_DATA : NNCC_GROUP_TENSOR;
-      step.iparams[NNCC_COLLECTIVE_PEER] = -1;
-      for (Value operand : op.getOperands())
-        step.args.push_back(ref(operand));
-      for (Value result : op.getResults())
-        step.args.push_back(ref(result));
+    } else if (auto send = dyn_cast<dist::SendOp>(op)) {
+      if (auto err = collectiveStep(&op, NNCC_COLLECTIVE_SEND, send.getGroup(), send.getGroupSize(), send.getPeer(), step))
+        return std::move(err);
+    } else if (auto recv = dyn_cast<dist::RecvOp>(op)) {
+      if (auto err = collectiveStep(&op, NNCC_COLLECTIVE_RECV, recv.getGroup(), recv.getGroupSize(), recv.getPeer(), step))
+        return std::move(err);
     } else {
       auto gemm = cast<exec::GemmOp>(op);
       step.kind = NNCC_STEP_GEMM;

@@ -58,10 +58,12 @@ llvm::Expected<ModulePlan> mergePlans(ModulePlan cpu, ModulePlan gpu) {
     weightIndex[i] = shareWeight(merged.weights, byName, gpu.weights, i);
 
   // Both plans run on the same ranks: one layout per module.
-  if (gpu.dataParallel != merged.dataParallel || gpu.tensorParallel != merged.tensorParallel)
-    return fail(llvm::formatv("the CPU plan is laid out for dp={0} x tp={1} ranks, the GPU plan for dp={2} x "
-                              "tp={3}",
-                              merged.dataParallel, merged.tensorParallel, gpu.dataParallel, gpu.tensorParallel)
+  if (gpu.dataParallel != merged.dataParallel || gpu.tensorParallel != merged.tensorParallel ||
+      gpu.pipelineParallel != merged.pipelineParallel)
+    return fail(llvm::formatv("the CPU plan is laid out for dp={0} x tp={1} x pp={2} ranks, the GPU plan for "
+                              "dp={3} x tp={4} x pp={5}",
+                              merged.dataParallel, merged.tensorParallel, merged.pipelineParallel,
+                              gpu.dataParallel, gpu.tensorParallel, gpu.pipelineParallel)
                     .str());
   // Both plans read and write the same state: same tensors, same start.
   if (gpu.states.size() != merged.states.size())
@@ -70,7 +72,7 @@ llvm::Expected<ModulePlan> mergePlans(ModulePlan cpu, ModulePlan gpu) {
     const StateDesc &a = merged.states[i], &b = gpu.states[i];
     int32_t init = b.initWeight < 0 ? -1 : weightIndex[b.initWeight];
     if (!sameDesc(a.desc, b.desc) || a.bytes != b.bytes || a.initWeight != init || a.shardParts != b.shardParts ||
-        a.shardAxis != b.shardAxis || a.shardBlocks != b.shardBlocks)
+        a.shardAxis != b.shardAxis || a.shardBlocks != b.shardBlocks || a.pipelineStage != b.pipelineStage)
       return fail("the CPU and GPU plans disagree on module state '" + a.desc.name + "'");
   }
 
@@ -80,7 +82,7 @@ llvm::Expected<ModulePlan> mergePlans(ModulePlan cpu, ModulePlan gpu) {
     if (plan.entries.size() != first.size())
       return fail("the CPU and GPU plans have different entries");
     for (size_t e = 0; e < first.size(); ++e)
-      if (plan.entries[e].name != first[e].name)
+      if (plan.entries[e].name != first[e].name || plan.entries[e].pipelineStage != first[e].pipelineStage)
         return fail("the CPU and GPU plans list entries '" + first[e].name + "' and '" + plan.entries[e].name +
                     "' in the same place");
     for (EntryPlan &entry : plan.entries)

@@ -3,6 +3,7 @@
 
 #include "lib/Target/MemoryPlanner.h"
 
+#include "dialects/Dist/DistOps.h"
 #include "dialects/Exec/ExecUtils.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -72,6 +73,7 @@ void scheduleForMemory(func::FuncOp func) {
   std::vector<SmallVector<size_t>> users(steps.size());
   std::vector<int> pending(steps.size(), 0);
   llvm::DenseMap<Value, int> readers;
+  int64_t lastCollective = -1;
   for (auto [i, op] : llvm::enumerate(steps)) {
     llvm::SmallDenseSet<size_t> producers;
     for (Value operand : op->getOperands()) {
@@ -79,6 +81,12 @@ void scheduleForMemory(func::FuncOp func) {
       ++readers[r];
       if (Operation *def = r.getDefiningOp(); def && index.count(def))
         producers.insert(index[def]);
+    }
+    // Collectives keep their order: ranks pair them up by it.
+    if (isa<dist::AllReduceStepOp, dist::SendOp, dist::RecvOp>(op)) {
+      if (lastCollective >= 0)
+        producers.insert(static_cast<size_t>(lastCollective));
+      lastCollective = static_cast<int64_t>(i);
     }
     for (size_t p : producers) {
       users[p].push_back(i);

@@ -5,7 +5,7 @@
 // rank's columns, the second layer row-parallel (its weight cut in rows) and
 // its partial products summed over the tensor group before the whole bias.
 // Cut weights become globals holding one part, starting from the whole.
-// CHECK: module attributes {nncc.parallel = array<i64: 1, 2>}
+// CHECK: module attributes {nncc.parallel = array<i64: 1, 2, 1>}
 // CHECK-DAG: ml_program.global private mutable @w1(dense<{{.*}}> : tensor<4x8xf32>) : tensor<4x4xf32> {nncc.shard = array<i64: 1, 2>}
 // CHECK-DAG: ml_program.global private mutable @b1(dense<{{.*}}> : tensor<8xf32>) : tensor<4xf32> {nncc.shard = array<i64: 0, 2>}
 // CHECK-DAG: ml_program.global private mutable @w2(dense<{{.*}}> : tensor<8x4xf32>) : tensor<4x4xf32> {nncc.shard = array<i64: 0, 2>}

@@ -72,7 +72,8 @@ class Setup:
         return so
 
 
-def check_inference(setup):
+def check_inference(setup, flags=("--parallel=tp:2",), ranks=2):
+    """The output of `flags`' module on `ranks` ranks against one process's."""
     args, work = setup.args, setup.work
     inputs = os.path.join(work, "inputs")
     os.makedirs(inputs, exist_ok=True)
@@ -80,20 +81,23 @@ def check_inference(setup):
     with open(os.path.join(inputs, "input_0.pb"), "wb") as f:
         f.write(numpy_helper.from_array(x, "x").SerializeToString())
     outputs = {}
-    for name, flags, ranks in (("infer-single", [], 1), ("infer-tp2", ["--parallel=tp:2"], 2)):
-        so = setup.compile(name, ["--target=cpu", *flags])
+    layout = " ".join(flags)
+    parallel = "infer-" + layout.replace("--", "").replace("=", "").replace(":", "").replace(" ", "-")
+    for name, fl, n in (("infer-single", [], 1), (parallel, list(flags), ranks)):
+        so = setup.compile(name, ["--target=cpu", *fl])
         out = os.path.join(work, f"{name}-out")
         os.makedirs(out, exist_ok=True)
         cmd = [args.nncc_run, so, "--input-dir", inputs, "--output-dir", out, "--threads", "1"]
-        run(mpirun(args, ranks) + cmd if ranks > 1 else cmd, f"nncc-run {name}")
+        run(mpirun(args, n) + cmd if n > 1 else cmd, f"nncc-run {name}")
         with open(os.path.join(out, "output_0.pb"), "rb") as f:
             t = TensorProto()
             t.ParseFromString(f.read())
             outputs[name] = numpy_helper.to_array(t)
-    want, got = outputs["infer-single"], outputs["infer-tp2"]
+    want, got = outputs["infer-single"], outputs[parallel]
     rel = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
     ok = got.shape == want.shape and rel <= 1e-5
-    return ok, f"transformer tp=2 inference: {'ok' if ok else 'FAIL'}: worst difference {rel:.2g} of the largest output"
+    return ok, (f"transformer {layout} inference on {ranks} ranks: {'ok' if ok else 'FAIL'}: worst difference "
+                f"{rel:.2g} of the largest output")
 
 
 def check_training(setup, dp, tp, plan="cpu"):
@@ -131,7 +135,7 @@ def check_refusals(setup):
                         os.path.join(setup.work, "tp3.so")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
     split_ok = p.returncode != 0 and "no layer of 'forward' splits over 3 ranks" in p.stdout
-    so = setup.compile("infer-tp2", ["--target=cpu", "--parallel=tp:2"])
+    so = setup.compile("infer-paralleltp2", ["--target=cpu", "--parallel=tp:2"])
     q = subprocess.run([args.nncc_run, so, "--input-dir", os.path.join(setup.work, "inputs")],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     world_ok = q.returncode != 0 and "tp:2" in q.stdout and "mpirun -np 2" in q.stdout

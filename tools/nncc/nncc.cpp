@@ -128,10 +128,15 @@ static cl::opt<double> gradClip("grad-clip",
                                 cl::desc("Clip the gradients' global L2 norm to this (0: off)"),
                                 cl::init(0), cl::cat(nnccOptions));
 static cl::opt<std::string> parallel(
-    "parallel", cl::desc("The rank layout, world = N*M ranks under mpirun: dp:N (with --train) trains each "
+    "parallel", cl::desc("The rank layout, world = N*M*P ranks under mpirun: dp:N (with --train) trains each "
                          "of N data-parallel ranks on 1/N of the compiled batch; tp:M splits the model's "
-                         "column/row-parallel layer pairs over M ranks (docs/distributed.md)"),
-    cl::value_desc("dp:N,tp:M"), cl::cat(nnccOptions));
+                         "column/row-parallel layer pairs over M ranks; pp:P cuts the model into P pipeline "
+                         "stages run over --micro-batches (docs/distributed.md)"),
+    cl::value_desc("dp:N,tp:M,pp:P"), cl::cat(nnccOptions));
+static cl::opt<int64_t> microBatches("micro-batches",
+                                     cl::desc("With --parallel=pp:P: micro-batches each rank's batch is cut "
+                                              "into (default P; must divide the batch)"),
+                                     cl::init(0), cl::cat(nnccOptions));
 static cl::opt<int64_t> bucketBytes("bucket-bytes",
                                     cl::desc("With --parallel: most bytes of one gradient all-reduce"),
                                     cl::init(25 << 20), cl::cat(nnccOptions));
@@ -247,6 +252,10 @@ int main(int argc, char **argv) {
   if (parallel.getNumOccurrences())
     if (auto err = nncc::parseParallelOption(parallel, options))
       return fail(std::move(err));
+  if (microBatches.getNumOccurrences() && (microBatches < 1 || options.pipelineParallel == 1))
+    return fail(llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                        "--micro-batches needs --parallel=pp:P and must be at least 1"));
+  options.microBatches = microBatches;
   if (bucketBytes < 1)
     return fail(llvm::createStringError(llvm::inconvertibleErrorCode(), "--bucket-bytes must be positive"));
   options.bucketBytes = bucketBytes;

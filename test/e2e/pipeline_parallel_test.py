@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Pipeline parallelism (and dp x pp) over MPI on the CPU target (docs/distributed.md).
+
+    /usr/bin/python3 test/e2e/pipeline_parallel_test.py --nncc build/bin/nncc --nncc-run build/bin/nncc-run
+        [--work-dir DIR] [--mpirun mpirun]
+
+The example transformer (one encoder layer) compiled with `--parallel=pp:2
+--micro-batches=4` is cut into two stages, each run by its own rank over four
+micro-batches of 4 samples (1F1B in training). Checks:
+- inference: `mpirun -np 2 nncc-run` gives the one-process output (relative
+  1e-5 of its largest magnitude), on a batch of 16;
+- training (mse, SGD with momentum, 20 steps at a global batch of 16): pp=2
+  with 4 micro-batches on 2 ranks, and dp=2 x pp=2 on 4 ranks, give the losses
+  of one process (relative 1e-5); the checkpoint rank 0 writes (each weight
+  read from the stage that trains it) loads into the one-process module and
+  gives its next loss;
+- pp=3 with 4 micro-batches (the middle stage receives and sends both ways):
+  the same training check;
+- refusals: micro-batches that do not divide the batch, and a pp:2 module run
+  by one process.
+Exits 77 (reported by ctest as skipped) when mpirun is missing.
+Uses Debian's python3-onnx (run with /usr/bin/python3).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+from e2e_util import run, run_checks, work_folder  # noqa: E402
+from distributed_test import mpirun, losses  # noqa: E402
+from tensor_parallel_test import BATCH, LR, MAKE_MODELS, STEPS, TRAIN, Setup, check_inference  # noqa: E402
+
+
+def check_training(setup, layout, ranks):
+    args, work = setup.args, setup.work
+    tag = layout.replace(",", "-").replace(":", "").replace("=", "")
+    so = setup.compile(f"train-{tag}", setup.flags + layout.split())
+    out = os.path.join(work, f"{setup.name}-{tag}.txt")
+    ckpt = os.path.join(work, f"{setup.name}-{tag}.ckpt")
+    for f in (out, ckpt):
+        if os.path.exists(f):
+            os.remove(f)
+    run(mpirun(args, ranks) + [args.nncc_run, so, "--train", "--data", setup.data, "--steps", str(STEPS), "--lr",
+                               LR, "--threads", "1", "--loss-file", out, "--save-checkpoint", ckpt],
+        f"mpirun -np {ranks} nncc-run --train ({layout})")
+    got, want = losses(out), losses(setup.single_losses)[:STEPS]
+    rel = float(np.max(np.abs(got - want) / np.abs(want)))
+    ok = len(got) == STEPS and rel <= 1e-5
+    nxt = os.path.join(work, f"{setup.name}-{tag}-next.txt")
+    run([args.nncc_run, setup.single, "--train", "--data", setup.data, "--steps", "1", "--lr", LR, "--threads", "1",
+         "--load-checkpoint", ckpt, "--loss-file", nxt], "nncc-run --load-checkpoint (one process)")
+    want_next = losses(setup.single_losses)[STEPS]
+    next_rel = abs(losses(nxt)[0] - want_next) / abs(want_next)
+    ok = ok and next_rel <= 1e-5
+    return ok, (f"{setup.name} {layout} training on {ranks} ranks: {'ok' if ok else 'FAIL'}: {len(got)} losses, "
+                f"worst relative difference {rel:.2g} (loss {want[0]:.6f} -> {want[-1]:.6f}); checkpoint at one "
+                f"process: next loss relative difference {next_rel:.2g}")
+
+
+def check_refusals(setup):
+    args = setup.args
+    p = subprocess.run([args.nncc, setup.model, *TRAIN, "--parallel=pp:2", "--micro-batches=3", "-o",
+                        os.path.join(setup.work, "pp-m3.so")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    micro_ok = p.returncode != 0 and "16" in p.stdout and "3" in p.stdout
+    so = setup.compile("infer-parallelpp2-micro-batches4", ["--target=cpu", "--parallel=pp:2", "--micro-batches=4"])
+    q = subprocess.run([args.nncc_run, so, "--input-dir", os.path.join(setup.work, "inputs")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    world_ok = q.returncode != 0 and "mpirun -np 2" in q.stdout
+    ok = micro_ok and world_ok
+    last = lambda s: (s.strip().splitlines() or [""])[-1]  # noqa: E731
+    return ok, (f"refusals: {'ok' if ok else 'FAIL'}: 3 micro-batches of 16: {last(p.stdout)}; pp=2 in one "
+                f"process: {last(q.stdout)}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nncc", required=True)
+    parser.add_argument("--nncc-run", required=True)
+    parser.add_argument("--mpirun", default="mpirun")
+    parser.add_argument("--work-dir")
+    args = parser.parse_args()
+    if not shutil.which(args.mpirun):
+        print(f"SKIP: {args.mpirun} not found (scripts/install-deps.sh installs openmpi-bin)")
+        return 77
+    work, tmp = work_folder(args.work_dir, "nncc-pipeline-parallel-")
+    run([sys.executable, MAKE_MODELS, work, "--batch", str(BATCH)], "make_models.py")
+    setup = Setup(args, work, "transformer", TRAIN + ["--freeze=.*_(scale|sqrt2|one|half)"])
+    checks = [
+        ("inference", lambda: check_inference(setup, ["--parallel=pp:2", "--micro-batches=4"], 2)),
+        ("pp=2", lambda: check_training(setup, "--parallel=pp:2 --micro-batches=4", 2)),
+        ("pp=3", lambda: check_training(setup, "--parallel=pp:3 --micro-batches=4", 3)),
+        ("dp=2 x pp=2", lambda: check_training(setup, "--parallel=dp:2,pp:2 --micro-batches=2", 4)),
+        ("refusals", lambda: check_refusals(setup)),
+    ]
+    return run_checks(checks, tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
