@@ -4,8 +4,10 @@
 ///
 /// A valid module using every part of the ABI (the table below) is flattened
 /// once into an image: its tables back to back, each pointer stored as an
-/// offset into the image plus a relocation. An input is a list of byte edits
-/// (u16 offset, u8 value) applied to a copy of the image; the relocations are
+/// offset into the image plus a relocation; so is a pipeline-parallel
+/// variant (below). An input is a byte choosing the module (even: the base,
+/// odd: the pipeline variant), then a list of byte edits (u16 offset, u8
+/// value) applied to a copy of its image; the relocations are
 /// then applied, so an edited pointer points elsewhere in the image (or, for
 /// an edited NULL, anywhere). The checksum is not compared: the verifier must
 /// be safe on tables that pass the walk whatever their checksum, which is how
@@ -58,8 +60,8 @@ const nncc_step dblSteps[] = {{NNCC_STEP_KERNEL, 1, 2, dblArgs, 0, nullptr, 0, n
 // sharded state 0.
 const nncc_tensor_desc sumOut[] = {{"s", NNCC_DTYPE_F32, 2, yDims}};
 const nncc_buffer_ref sumArgs[] = {{NNCC_BUFFER_STATE, 0, 0, 64}, {NNCC_BUFFER_OUTPUT, 0, 0, 64}};
-const int64_t sumI[] = {NNCC_COLLECTIVE_ALL_REDUCE, NNCC_REDUCTION_SUM, NNCC_DTYPE_F32, 2, NNCC_GROUP_TENSOR};
-const nncc_step sumSteps[] = {{NNCC_STEP_COLLECTIVE, 0, 2, sumArgs, 5, sumI, 0, nullptr, 0, "tensor_sum"}};
+const int64_t sumI[] = {NNCC_COLLECTIVE_ALL_REDUCE, NNCC_REDUCTION_SUM, NNCC_DTYPE_F32, 2, NNCC_GROUP_TENSOR, -1};
+const nncc_step sumSteps[] = {{NNCC_STEP_COLLECTIVE, 0, 2, sumArgs, 6, sumI, 0, nullptr, 0, "tensor_sum"}};
 const nncc_entry entries[] = {
     {"forward", 1, fwdIn, 2, fwdOut, 320, 3, fwdSteps, 1, fwdChecks},
     {"double_it", 1, dblIn, 1, dblOut, 0, 1, dblSteps, 0, nullptr},
@@ -68,8 +70,8 @@ const nncc_plan plans[] = {{NNCC_DEVICE_CPU, 3, entries}, {NNCC_DEVICE_CUDA, 3, 
 // State 0: f32[4, 4], one of 2 parts along axis 1 of weight "w" (f32[4, 8]);
 // state 1: zero-filled.
 const int64_t partDims[] = {4, 4};
-const nncc_state states[] = {{"w_part", NNCC_DTYPE_F32, 2, partDims, 64, 0, 2, 1, 0},
-                             {"moment", NNCC_DTYPE_F32, 1, vDims, 64, -1, 0, 0, 0}};
+const nncc_state states[] = {{"w_part", NNCC_DTYPE_F32, 2, partDims, 64, 0, 2, 1, 0, 0},
+                             {"moment", NNCC_DTYPE_F32, 1, vDims, 64, -1, 0, 0, 0, 0}};
 const nncc_gpu_launch launches0[] = {{"add", {4, 1, 1}, {32, 1, 1}, 0},
                                      {"flag", {1, 1, 1}, {1, 1, 1}, 0}};
 const nncc_gpu_launch launches1[] = {{"dbl", {1, 1, 1}, {16, 1, 1}, 0}};
@@ -82,7 +84,37 @@ const nncc_gpu_image images[] = {
 const nncc_module base = {NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module),
                           "nncc fuzz", 2, plans, 2, kernels, 2, weights, blob, nullptr,
                           sizeof(blob), 0, 1, images, "x86-64-v3", "avx,avx2,fma", 0,
-                          /*num_states=*/2, states, /*data_parallel=*/1, /*tensor_parallel=*/2};
+                          /*num_states=*/2, states, /*data_parallel=*/1, /*tensor_parallel=*/2,
+                          /*pipeline_parallel=*/1};
+
+// The pipeline variant: dp=1 x pp=2, entry "pipe" once per stage (stage 0
+// sends a state's 64 bytes and receives an answer in the arena, stage 1 the
+// other way round, both copying it out), a state of stage 1 and one every
+// stage updates.
+const nncc_tensor_desc pipeOut[] = {{"y", NNCC_DTYPE_F32, 1, vDims}};
+const nncc_buffer_ref sendState[] = {{NNCC_BUFFER_STATE, 0, 0, 64}};
+const nncc_buffer_ref recvArena[] = {{NNCC_BUFFER_ARENA, 0, 0, 64}};
+const nncc_buffer_ref pipeCopy[] = {{NNCC_BUFFER_ARENA, 0, 0, 64}, {NNCC_BUFFER_OUTPUT, 0, 0, 64}};
+const int64_t to1[] = {NNCC_COLLECTIVE_SEND, 0, 0, 2, NNCC_GROUP_PIPELINE, 1};
+const int64_t from1[] = {NNCC_COLLECTIVE_RECV, 0, 0, 2, NNCC_GROUP_PIPELINE, 1};
+const int64_t to0[] = {NNCC_COLLECTIVE_SEND, 0, 0, 2, NNCC_GROUP_PIPELINE, 0};
+const int64_t from0[] = {NNCC_COLLECTIVE_RECV, 0, 0, 2, NNCC_GROUP_PIPELINE, 0};
+const nncc_step stage0[] = {{NNCC_STEP_COLLECTIVE, 0, 1, sendState, 6, to1, 0, nullptr, 0, "send"},
+                            {NNCC_STEP_COLLECTIVE, 0, 1, recvArena, 6, from1, 0, nullptr, 0, "recv"},
+                            {NNCC_STEP_COPY, 0, 2, pipeCopy, 0, nullptr, 0, nullptr, 0, "out"}};
+const nncc_step stage1[] = {{NNCC_STEP_COLLECTIVE, 0, 1, recvArena, 6, from0, 0, nullptr, 0, "recv"},
+                            {NNCC_STEP_COLLECTIVE, 0, 1, sendState, 6, to0, 0, nullptr, 0, "send"},
+                            {NNCC_STEP_COPY, 0, 2, pipeCopy, 0, nullptr, 0, nullptr, 0, "out"}};
+const nncc_entry pipeEntries[] = {{"pipe", 0, nullptr, 1, pipeOut, 64, 3, stage0, 0, nullptr, 0},
+                                  {"pipe", 0, nullptr, 1, pipeOut, 64, 3, stage1, 0, nullptr, 1}};
+const nncc_plan pipePlans[] = {{NNCC_DEVICE_CPU, 2, pipeEntries}};
+const nncc_state pipeStates[] = {{"w", NNCC_DTYPE_F32, 1, vDims, 64, -1, 0, 0, 0, 1},
+                                 {"step", NNCC_DTYPE_F32, 1, vDims, 64, -1, 0, 0, 0, -1}};
+const nncc_module pipelined = {NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nncc_module),
+                               "nncc fuzz pipeline", 1, pipePlans, 0, nullptr, 0, nullptr, nullptr, nullptr,
+                               0, 0, 0, nullptr, "", "", 0,
+                               /*num_states=*/2, pipeStates, /*data_parallel=*/1, /*tensor_parallel=*/1,
+                               /*pipeline_parallel=*/2};
 
 /// The flattened module: bytes, and the offsets of its pointer slots.
 struct Image {
@@ -191,7 +223,11 @@ Image flatten(const nncc_module &m) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const Image image = flatten(base);
+  static const Image images[] = {flatten(base), flatten(pipelined)};
+  if (size == 0)
+    return 0;
+  const Image &image = images[data[0] & 1];
+  ++data, --size;
   // Exactly the image's size, so that reads past it are ASan reports.
   std::vector<uint8_t> bytes(image.bytes);
   for (size_t i = 0; i + 3 <= size; i += 3)

@@ -220,6 +220,18 @@ Status Module::verify(const ModuleMemory &memory) {
                         static_cast<unsigned long long>(sum),
                         static_cast<unsigned long long>(abi.plan_checksum)));
   NNCC_RETURN_IF_ERROR(verifyPlan(abi, &plan_));
+  // Entries by name, in the order of their stage-0 variants; the verifier
+  // checked that each name has one variant per stage.
+  const nncc_plan &first = abi.plans[0];
+  for (int32_t e = 0; e < first.num_entries; ++e) {
+    if (first.entries[e].pipeline_stage != 0)
+      continue;
+    std::vector<int32_t> stages(static_cast<size_t>(abi.pipeline_parallel), -1);
+    for (int32_t f = 0; f < first.num_entries; ++f)
+      if (std::strcmp(first.entries[f].name, first.entries[e].name) == 0)
+        stages[first.entries[f].pipeline_stage] = f;
+    stageEntries_.push_back(std::move(stages));
+  }
   stateDims_.resize(static_cast<size_t>(abi.num_states));
   for (int32_t i = 0; i < abi.num_states; ++i) {
     const nncc_state &st = abi.states[i];

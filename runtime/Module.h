@@ -46,9 +46,13 @@ public:
   const char *producer() const { return abi_->producer ? abi_->producer : ""; }
 
   /// The entry points (names and signatures, the same in every plan; the
-  /// verifier checks it): the first plan's.
-  int32_t numEntries() const { return abi_->plans[0].num_entries; }
-  const nncc_entry &entry(int32_t i) const { return abi_->plans[0].entries[i]; }
+  /// verifier checks it): the first plan's, each name once. A pipeline-
+  /// parallel module (P > 1 stages) lists every entry once per stage in its
+  /// plans; entry i here is its stage-0 variant, and planEntry gives the
+  /// plan index of a stage's variant (the same in every plan).
+  int32_t numEntries() const { return static_cast<int32_t>(stageEntries_.size()); }
+  const nncc_entry &entry(int32_t i) const { return abi_->plans[0].entries[planEntry(i, 0)]; }
+  int32_t planEntry(int32_t i, int32_t stage) const { return stageEntries_[i][stage]; }
   /// The plan for devices of `deviceKind` (nncc_device_kind), or nullptr.
   const nncc_plan *plan(int32_t deviceKind) const;
   /// plan(), or UNAVAILABLE naming the kinds the module has plans for.
@@ -71,7 +75,8 @@ public:
   /// Largest arena_bytes over the entries of `plan` (a session's one arena).
   static int64_t maxArenaBytes(const nncc_plan &plan);
 
-  /// Byte sizes of an entry's inputs/outputs (checked against overflow at load).
+  /// Byte sizes of an entry's inputs/outputs (checked against overflow at
+  /// load), by plan index.
   int64_t inputBytes(int32_t e, int32_t i) const { return plan_.io[e].inputs[i]; }
   int64_t outputBytes(int32_t e, int32_t i) const { return plan_.io[e].outputs[i]; }
 
@@ -105,6 +110,7 @@ private:
   void *map_ = nullptr; // mmapped weights file
   size_t mapBytes_ = 0;
   VerifiedPlan plan_;
+  std::vector<std::vector<int32_t>> stageEntries_; // [entry][stage] -> plan index
   std::vector<std::vector<int64_t>> stateDims_; // whole dims, per state
   std::vector<nncc_tensor_desc> stateDescs_;    // pointing into stateDims_
   std::vector<int64_t> stateBytes_;

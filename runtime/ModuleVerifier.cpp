@@ -103,32 +103,79 @@ bool gemmDtype(int32_t t) {
   return t == NNCC_DTYPE_F32 || t == NNCC_DTYPE_F16 || t == NNCC_DTYPE_BF16;
 }
 
+/// The size the module's layout gives parallel group `group`, or 0 for no
+/// group of it.
+int64_t groupSize(const nncc_module &m, int64_t group) {
+  return group == NNCC_GROUP_DATA       ? m.data_parallel
+         : group == NNCC_GROUP_TENSOR   ? m.tensor_parallel
+         : group == NNCC_GROUP_PIPELINE ? m.pipeline_parallel
+                                        : 0;
+}
+
+const char *groupName(int64_t group) {
+  return group == NNCC_GROUP_DATA ? "data" : group == NNCC_GROUP_TENSOR ? "tensor" : "pipeline";
+}
+
+/// A send or receive (ABI v8): any buffers, no reduction or dtype, a group
+/// of the layout with a peer in it.
+Status verifyPointToPoint(const nncc_module &m, const std::string &where, const nncc_step &st) {
+  const int64_t *ip = st.iparams;
+  const char *what = ip[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_SEND ? "send" : "receive";
+  if (st.num_args < 1)
+    return invalid(where + format("a %s needs at least one buffer", what));
+  if (ip[NNCC_COLLECTIVE_REDUCTION] != 0 || ip[NNCC_COLLECTIVE_DTYPE] != 0)
+    return invalid(where + format("a %s has reduction and dtype 0 (has %lld and %lld)", what,
+                                  (long long)ip[NNCC_COLLECTIVE_REDUCTION], (long long)ip[NNCC_COLLECTIVE_DTYPE]));
+  int64_t group = ip[NNCC_COLLECTIVE_GROUP], size = groupSize(m, group);
+  if (size == 0)
+    return invalid(where + format("unknown parallel group %lld (1: data, 2: tensor, 3: pipeline)", (long long)group));
+  if (ip[NNCC_COLLECTIVE_GROUP_SIZE] != size)
+    return invalid(where + format("its %s group has %lld ranks, but the module's layout dp=%d x pp=%d x tp=%d "
+                                  "gives it %lld",
+                                  groupName(group), (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE], m.data_parallel,
+                                  m.pipeline_parallel, m.tensor_parallel, (long long)size));
+  int64_t peer = ip[NNCC_COLLECTIVE_PEER];
+  if (size < 2 || peer < 0 || peer >= size)
+    return invalid(where + format("a %s to or from rank %lld of its %s group of %lld ranks (the peer must be "
+                                  "another rank of the group)",
+                                  what, (long long)peer, groupName(group), (long long)size));
+  return Status::ok();
+}
+
 /// A collective step: the op, reduction and dtype this runtime executes,
 /// a group of the module's layout with that group's size, and inputs and
-/// outputs paired by size.
+/// outputs paired by size (all-reduce); see verifyPointToPoint for sends
+/// and receives.
 Status verifyCollective(const nncc_module &m, const std::string &where, const nncc_step &st) {
-  if (st.num_args < 2 || st.num_args % 2 != 0 || st.num_iparams != NNCC_COLLECTIVE_NUM_IPARAMS)
-    return invalid(where + format("a collective needs an even number of args (inputs, then outputs) and %d "
-                                  "integer parameters (has %d args, %d)",
-                                  NNCC_COLLECTIVE_NUM_IPARAMS, st.num_args, st.num_iparams));
+  if (st.num_iparams != NNCC_COLLECTIVE_NUM_IPARAMS)
+    return invalid(where + format("a collective needs %d integer parameters (has %d)", NNCC_COLLECTIVE_NUM_IPARAMS,
+                                  st.num_iparams));
   const int64_t *ip = st.iparams;
+  if (ip[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_SEND || ip[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_RECV)
+    return verifyPointToPoint(m, where, st);
   if (ip[NNCC_COLLECTIVE_OP] != NNCC_COLLECTIVE_ALL_REDUCE)
     return error(NNCC_ERROR_UNSUPPORTED,
-                 where + format("collective op %lld is not supported by this runtime (all-reduce is)",
+                 where + format("collective op %lld is not supported by this runtime (all-reduce, send and "
+                                "receive are)",
                                 (long long)ip[NNCC_COLLECTIVE_OP]));
+  if (st.num_args < 2 || st.num_args % 2 != 0)
+    return invalid(where + format("an all-reduce needs an even number of args (inputs, then outputs; has %d)",
+                                  st.num_args));
+  if (ip[NNCC_COLLECTIVE_PEER] != -1)
+    return invalid(where + format("an all-reduce has peer -1 (has %lld)", (long long)ip[NNCC_COLLECTIVE_PEER]));
   if (ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_SUM && ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_MEAN)
     return invalid(where + format("unknown reduction %lld", (long long)ip[NNCC_COLLECTIVE_REDUCTION]));
   if (ip[NNCC_COLLECTIVE_DTYPE] != NNCC_DTYPE_F32)
     return error(NNCC_ERROR_UNSUPPORTED, where + "collectives reduce f32 only");
   int64_t group = ip[NNCC_COLLECTIVE_GROUP];
   if (group != NNCC_GROUP_DATA && group != NNCC_GROUP_TENSOR)
-    return invalid(where + format("unknown parallel group %lld (1: data, 2: tensor)", (long long)group));
-  int64_t size = group == NNCC_GROUP_DATA ? m.data_parallel : m.tensor_parallel;
+    return invalid(where + format("unknown parallel group %lld for an all-reduce (1: data, 2: tensor)",
+                                  (long long)group));
+  int64_t size = groupSize(m, group);
   if (ip[NNCC_COLLECTIVE_GROUP_SIZE] != size)
     return invalid(where + format("its %s group has %lld ranks, but the module's layout dp=%d x tp=%d gives it %lld",
-                                  group == NNCC_GROUP_DATA ? "data" : "tensor",
-                                  (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE], m.data_parallel, m.tensor_parallel,
-                                  (long long)size));
+                                  groupName(group), (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE], m.data_parallel,
+                                  m.tensor_parallel, (long long)size));
   int32_t k = st.num_args / 2;
   for (int32_t a = 0; a < k; ++a)
     if (st.args[a].bytes != st.args[k + a].bytes || st.args[a].bytes % 4 != 0)
@@ -205,15 +252,20 @@ Status verifyGemm(const std::string &where, const nncc_step &st) {
 /// reads exactly that many args).
 Status verifyEntries(const nncc_module &m, const nncc_plan &plan, std::vector<int32_t> &kernelArgs,
                      std::vector<VerifiedPlan::IOBytes> &ioBytes) {
-  std::set<std::string> entryNames;
+  std::set<std::pair<std::string, int32_t>> entryNames; // (name, stage)
   for (int32_t e = 0; e < plan.num_entries; ++e) {
     const nncc_entry &entry = plan.entries[e];
     if (!entry.name)
       return invalid("entry " + std::to_string(e) + " has no name");
     std::string en = "entry '" + std::string(entry.name) + "'";
+    if (m.pipeline_parallel > 1)
+      en += format(" (stage %d)", entry.pipeline_stage);
     if (m.num_plans > 1)
       en = std::string(deviceKindName(plan.device_kind)) + " plan " + en;
-    if (!entryNames.insert(entry.name).second)
+    if (entry.pipeline_stage < 0 || entry.pipeline_stage >= m.pipeline_parallel)
+      return invalid(en + format(" is for pipeline stage %d, but the module has %d stage%s", entry.pipeline_stage,
+                                 m.pipeline_parallel, m.pipeline_parallel == 1 ? " (0)" : "s"));
+    if (!entryNames.insert({entry.name, entry.pipeline_stage}).second)
       return invalid(en + " appears twice");
     if (!validCount(entry.num_inputs, entry.inputs) ||
         !validCount(entry.num_outputs, entry.outputs) ||
@@ -322,11 +374,16 @@ Status verifyEntries(const nncc_module &m, const nncc_plan &plan, std::vector<in
         if (st.args[0].bytes < st.args[1].bytes)
           return invalid(where + "copy source is smaller than its destination");
         break;
-      case NNCC_STEP_COLLECTIVE:
+      case NNCC_STEP_COLLECTIVE: {
         NNCC_RETURN_IF_ERROR(verifyCollective(m, where, st));
-        for (int32_t a = st.num_args / 2; a < st.num_args; ++a)
+        // The buffers it writes: an all-reduce's outputs, a receive's buffers.
+        int64_t op = st.iparams[NNCC_COLLECTIVE_OP];
+        int32_t first = op == NNCC_COLLECTIVE_ALL_REDUCE ? st.num_args / 2 : op == NNCC_COLLECTIVE_RECV ? 0
+                                                                                                         : st.num_args;
+        for (int32_t a = first; a < st.num_args; ++a)
           NNCC_RETURN_IF_ERROR(writable(a));
         break;
+      }
       default:
         return invalid(where + "unknown step kind " + std::to_string(st.kind));
       }
@@ -353,12 +410,41 @@ Status verifySameSignatures(const nncc_plan &first, const nncc_plan &plan) {
                           plan.num_entries, deviceKindName(first.device_kind), first.num_entries));
   for (int32_t e = 0; e < plan.num_entries; ++e) {
     const nncc_entry &a = first.entries[e], &b = plan.entries[e];
-    if (std::strcmp(a.name, b.name) != 0 || !sameDescs(a.num_inputs, a.inputs, b.num_inputs, b.inputs) ||
+    if (std::strcmp(a.name, b.name) != 0 || a.pipeline_stage != b.pipeline_stage ||
+        !sameDescs(a.num_inputs, a.inputs, b.num_inputs, b.inputs) ||
         !sameDescs(a.num_outputs, a.outputs, b.num_outputs, b.outputs))
       return invalid(format("entry %d differs between the %s plan ('%s') and the %s plan ('%s'): every "
-                            "plan lists the same entries with the same signatures",
+                            "plan lists the same entries with the same signatures and stages",
                             e, deviceKindName(first.device_kind), a.name, deviceKindName(plan.device_kind),
                             b.name));
+  }
+  return Status::ok();
+}
+
+/// With P > 1 stages every entry name is listed once per stage (verifyEntries
+/// rejects a name twice in one stage), each variant with the first one's
+/// signature: a session runs its own stage's.
+Status verifyStages(const nncc_module &m, const nncc_plan &plan) {
+  if (m.pipeline_parallel == 1)
+    return Status::ok();
+  for (int32_t e = 0; e < plan.num_entries; ++e) {
+    const nncc_entry &a = plan.entries[e];
+    int32_t stages = 0;
+    for (int32_t f = 0; f < plan.num_entries; ++f) {
+      const nncc_entry &b = plan.entries[f];
+      if (std::strcmp(a.name, b.name) != 0)
+        continue;
+      ++stages;
+      if (!sameDescs(a.num_inputs, a.inputs, b.num_inputs, b.inputs) ||
+          !sameDescs(a.num_outputs, a.outputs, b.num_outputs, b.outputs))
+        return invalid(format("entry '%s' has other inputs or outputs in stage %d than in stage %d: every stage's "
+                              "variant of an entry has the same signature",
+                              a.name, b.pipeline_stage, a.pipeline_stage));
+    }
+    if (stages != m.pipeline_parallel)
+      return invalid(format("entry '%s' is listed for %d of the module's %d pipeline stages: a pipeline-parallel "
+                            "module lists every entry once per stage",
+                            a.name, stages, m.pipeline_parallel));
   }
   return Status::ok();
 }
@@ -399,9 +485,10 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
   }
 
   // Before the steps: collectives are checked against the layout.
-  if (m.data_parallel < 1 || m.tensor_parallel < 1 || m.data_parallel > INT32_MAX / m.tensor_parallel)
-    return invalid(format("invalid parallel layout dp=%d x tp=%d (each at least 1, the product an int32)",
-                          m.data_parallel, m.tensor_parallel));
+  if (m.data_parallel < 1 || m.pipeline_parallel < 1 || m.tensor_parallel < 1 ||
+      int64_t(m.data_parallel) * m.pipeline_parallel * m.tensor_parallel > INT32_MAX)
+    return invalid(format("invalid parallel layout dp=%d x pp=%d x tp=%d (each at least 1, the product an int32)",
+                          m.data_parallel, m.pipeline_parallel, m.tensor_parallel));
   if (!validCount(m.num_states, m.states))
     return invalid("invalid state table");
   std::set<std::string> stateNames;
@@ -427,6 +514,10 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
                             "parts as the module's tensor-parallel ranks (%d), an axis below its rank %d and "
                             "blocks (%d) that divide its part",
                             st.name, st.shard_parts, st.shard_axis, m.tensor_parallel, st.rank, st.shard_blocks));
+    if (st.pipeline_stage < -1 || st.pipeline_stage >= m.pipeline_parallel)
+      return invalid(format("state '%s' is updated by pipeline stage %d, but the module has %d stage%s (-1: every "
+                            "stage alike)",
+                            st.name, st.pipeline_stage, m.pipeline_parallel, m.pipeline_parallel == 1 ? "" : "s"));
     if (st.init_weight < -1 || st.init_weight >= m.num_weights || st.bytes > INT64_MAX / parts ||
         (st.init_weight >= 0 && m.weights[st.init_weight].bytes != st.bytes * parts))
       return invalid(format("state '%s' starts from weight %d, which is no weight of its %ssize", st.name,
@@ -447,6 +538,7 @@ Status verifyPlan(const nncc_module &m, VerifiedPlan *out) {
       return invalid(format("the %s plan has an invalid entry table", deviceKindName(plan.device_kind)));
     std::vector<VerifiedPlan::IOBytes> ioBytes(static_cast<size_t>(plan.num_entries));
     NNCC_RETURN_IF_ERROR(verifyEntries(m, plan, kernelArgs, ioBytes));
+    NNCC_RETURN_IF_ERROR(verifyStages(m, plan));
     if (p == 0) {
       out->io = std::move(ioBytes);
       continue;

@@ -211,11 +211,12 @@ nncc_status nncc_module_state_info(const nncc_module_handle *module, int32_t ind
 }
 
 nncc_status nncc_module_parallel(const nncc_module_handle *module, int32_t *data_parallel,
-                                 int32_t *tensor_parallel) {
+                                 int32_t *pipeline_parallel, int32_t *tensor_parallel) {
   return guarded([&]() -> Status {
-    if (!module || !data_parallel || !tensor_parallel)
+    if (!module || !data_parallel || !pipeline_parallel || !tensor_parallel)
       return nullArgument("nncc_module_parallel");
     *data_parallel = unwrap(module)->abi().data_parallel;
+    *pipeline_parallel = unwrap(module)->abi().pipeline_parallel;
     *tensor_parallel = unwrap(module)->abi().tensor_parallel;
     return Status::ok();
   });
@@ -248,16 +249,27 @@ int32_t nncc_module_runs_on(const nncc_module_handle *module, const char *kind) 
 }
 
 int32_t nncc_module_num_steps(const nncc_module_handle *module, const char *kind, int32_t entry) {
+  return nncc_module_stage_num_steps(module, kind, entry, 0);
+}
+
+int32_t nncc_module_stage_num_steps(const nncc_module_handle *module, const char *kind, int32_t entry,
+                                    int32_t stage) {
   if (!module)
     return -1;
-  const nncc_plan *plan = planOf(*unwrap(module), kind);
-  if (!plan || entry < 0 || entry >= plan->num_entries)
+  const Module &m = *unwrap(module);
+  const nncc_plan *plan = planOf(m, kind);
+  if (!plan || entry < 0 || entry >= m.numEntries() || stage < 0 || stage >= m.abi().pipeline_parallel)
     return -1;
-  return plan->entries[entry].num_steps;
+  return plan->entries[m.planEntry(entry, stage)].num_steps;
 }
 
 nncc_status nncc_module_step_info(const nncc_module_handle *module, const char *kind, int32_t entry,
                                   int32_t step, nncc_step_info *out) {
+  return nncc_module_stage_step_info(module, kind, entry, 0, step, out);
+}
+
+nncc_status nncc_module_stage_step_info(const nncc_module_handle *module, const char *kind, int32_t entry,
+                                        int32_t stage, int32_t step, nncc_step_info *out) {
   return guarded([&]() -> Status {
     if (!module || !out)
       return nullArgument("nncc_module_step_info");
@@ -271,7 +283,11 @@ nncc_status nncc_module_step_info(const nncc_module_handle *module, const char *
       return Status(NNCC_ERROR_NOT_FOUND,
                     nncc::rt::format("entry index %d out of range (the module has %d entries)",
                                      entry, m.numEntries()));
-    const nncc_entry &e = plan->entries[entry];
+    if (stage < 0 || stage >= m.abi().pipeline_parallel)
+      return Status(NNCC_ERROR_NOT_FOUND,
+                    nncc::rt::format("pipeline stage %d out of range (the module has %d)", stage,
+                                     m.abi().pipeline_parallel));
+    const nncc_entry &e = plan->entries[m.planEntry(entry, stage)];
     if (step < 0 || step >= e.num_steps)
       return Status(NNCC_ERROR_NOT_FOUND,
                     nncc::rt::format("step %d out of range (entry '%s' has %d steps)", step,
@@ -327,6 +343,10 @@ const char *nncc_session_device(const nncc_session *session) {
 
 int32_t nncc_session_threads(const nncc_session *session) {
   return session ? unwrap(session)->threads() : 0;
+}
+
+int32_t nncc_session_pipeline_stage(const nncc_session *session) {
+  return session ? unwrap(session)->stage() : 0;
 }
 
 nncc_status nncc_session_run(nncc_session *session, const char *entry, const nncc_tensor *inputs,
@@ -411,7 +431,7 @@ nncc_status nncc_session_profile_stats(const nncc_session *session, int32_t entr
       return Status(NNCC_ERROR_NOT_FOUND,
                     nncc::rt::format("entry index %d out of range (the module has %d entries)",
                                      entry, m.numEntries()));
-    const nncc_entry &planned = s.plan().entries[entry];
+    const nncc_entry &planned = s.plan().entries[s.planEntry(entry)];
     if (step < -1 || step >= planned.num_steps)
       return Status(NNCC_ERROR_NOT_FOUND,
                     nncc::rt::format("step %d out of range (entry '%s' has %d steps)", step,

@@ -223,17 +223,27 @@ Status Session::readState(const char *name, void *data, int64_t bytes) {
   if (!data && bytes > 0)
     return error(NNCC_ERROR_INVALID_ARGUMENT, format("state '%s': data is NULL", name));
   const nncc_state &st = module_->abi().states[i];
+  NNCC_RETURN_IF_ERROR(readWhole(i, data).prefix(format("state '%s': ", name)));
+  // Each stage holds its own copy, current on the stage that updates it.
+  if (module_->abi().pipeline_parallel > 1 && st.pipeline_stage >= 0)
+    NNCC_RETURN_IF_ERROR(groups_.pipeline->broadcast(data, bytes, st.pipeline_stage)
+                             .prefix(format("state '%s': taking pipeline stage %d's value: ", name, st.pipeline_stage)));
+  return Status::ok();
+}
+
+Status Session::readWhole(int32_t i, void *data) {
+  const nncc_state &st = module_->abi().states[i];
   if (st.shard_parts <= 1)
-    return device_->readState(i, data).prefix(format("state '%s': ", name));
+    return device_->readState(i, data);
   // Every rank of the tensor group broadcasts its part in turn: exact bits
   // of any dtype, the bytes of an all-gather.
   part_.resize(static_cast<size_t>(st.bytes));
   ShardLayout shard = shardLayout(st);
   for (int32_t r = 0; r < st.shard_parts; ++r) {
     if (r == groups_.t)
-      NNCC_RETURN_IF_ERROR(device_->readState(i, part_.data()).prefix(format("state '%s': ", name)));
+      NNCC_RETURN_IF_ERROR(device_->readState(i, part_.data()));
     NNCC_RETURN_IF_ERROR(groups_.tensor->broadcast(part_.data(), st.bytes, r)
-                             .prefix(format("state '%s': gathering its %d parts: ", name, st.shard_parts)));
+                             .prefix(format("gathering its %d parts: ", st.shard_parts)));
     shard.copy(static_cast<uint8_t *>(data), part_.data(), r, /*toWhole=*/true);
   }
   return Status::ok();
@@ -265,7 +275,7 @@ void Session::setProfiling(bool on) {
 
 Profiler::Stat Session::profileStats(int32_t entry, int32_t step) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return profiler_->stats(entry, step);
+  return profiler_->stats(planEntry(entry), step);
 }
 
 Status Session::run(const char *entryName, const nncc_tensor *inputs, int32_t numInputs,
@@ -277,7 +287,9 @@ Status Session::run(const char *entryName, const nncc_tensor *inputs, int32_t nu
   if (e < 0)
     return error(NNCC_ERROR_NOT_FOUND, format("unknown entry '%s' (the module has %s)", entryName,
                                               module_->entryNames().c_str()));
+  // The signature is every stage's; the steps are this rank's stage's.
   const nncc_entry &entry = module_->entry(e);
+  e = planEntry(e);
   NNCC_RETURN_IF_ERROR(bind("input", entry, entry.num_inputs, entry.inputs, inputs, numInputs,
                             inputSlot_.data()));
   NNCC_RETURN_IF_ERROR(bind("output", entry, entry.num_outputs, entry.outputs, outputs,

@@ -35,7 +35,10 @@ public:
   /// must be its size), or sets it from `data`; between runs. Both take the
   /// whole tensor (Module::stateDesc): reading a sharded state gathers its
   /// parts over the tensor group, a collective every rank of the group
-  /// makes in the same order; writing keeps this rank's part.
+  /// makes in the same order; writing keeps this rank's part. Reading a
+  /// state of one pipeline stage q (nncc_state.pipeline_stage) gives stage
+  /// q's value on every rank: a broadcast over the pipeline group, again
+  /// collective. Writing sets it on every rank.
   Status readState(const char *name, void *data, int64_t bytes);
   Status writeState(const char *name, const void *data, int64_t bytes);
 
@@ -43,16 +46,24 @@ public:
   const Profiler *profiler() const { return profiler_.get(); }
   /// Turns the profiler on or off between runs (it must exist).
   void setProfiling(bool on);
-  /// Profiler::stats, taken between runs (the profiler must exist).
+  /// Profiler::stats of entry `entry` (Module::entry: this session's
+  /// variant), taken between runs (the profiler must exist).
   Profiler::Stat profileStats(int32_t entry, int32_t step) const;
   const Module &module() const { return *module_; }
   /// The module's plan for this session's device kind.
   const nncc_plan &plan() const { return *plan_; }
+  /// The pipeline stage of this session's rank, whose variant of each
+  /// entry it runs (0 without pipeline parallelism).
+  int32_t stage() const { return groups_.p; }
+  /// The plan index of this session's variant of entry `e` (Module::entry).
+  int32_t planEntry(int32_t e) const { return module_->planEntry(e, groups_.p); }
 
 private:
   Session() = default;
   /// The index of state `name`, checking that `bytes` is its size.
   Status stateIndex(const char *name, int64_t bytes, int32_t *index) const;
+  /// Reads state `i` whole: gathers a sharded state's parts.
+  Status readWhole(int32_t i, void *data);
   /// Sets sharded state `i` to this rank's part of `whole`.
   Status writePart(int32_t i, const void *whole);
   Status bind(const char *what, const nncc_entry &entry, int32_t count,

@@ -92,7 +92,12 @@ typedef struct nncc_tensor {
  *  the module is alive. A module carries one plan per device kind it was
  *  compiled for (the CPU's with direct kernels, a GPU's with cuBLASLt calls);
  *  arena_bytes and num_steps are those of its first plan (the CPU plan when it
- *  has one): nncc_module_step_info takes the kind. */
+ *  has one): nncc_module_step_info takes the kind. A pipeline-parallel module
+ *  (P > 1 stages) has one variant of each entry per stage, with the same
+ *  signature: the entry functions list each name once (arena_bytes and
+ *  num_steps: stage 0's variant), a session runs its own stage's variant
+ *  under the same name and index (nncc_session_pipeline_stage), and
+ *  nncc_module_stage_step_info shows any stage's steps. */
 typedef struct nncc_entry_info {
   const char *name;
   int32_t num_inputs;
@@ -203,11 +208,12 @@ NNCC_RUNTIME_API int32_t nncc_module_num_states(const nncc_module_handle *module
 NNCC_RUNTIME_API nncc_status nncc_module_state_info(const nncc_module_handle *module, int32_t index,
                                                     nncc_tensor_desc *out);
 /** The parallel layout the module was compiled for (nncc --parallel):
- *  *data_parallel D and *tensor_parallel T ranks (1 and 1 for one rank). A
- *  session needs a communicator of D*T ranks; world rank w has data index
- *  w / T and tensor index w % T (docs/distributed.md). */
+ *  *data_parallel D, *pipeline_parallel P stages and *tensor_parallel T
+ *  ranks (1, 1 and 1 for one rank). A session needs a communicator of D*P*T
+ *  ranks; world rank w has data index w / (P*T), pipeline stage (w / T) % P
+ *  and tensor index w % T (docs/distributed.md). */
 NNCC_RUNTIME_API nncc_status nncc_module_parallel(const nncc_module_handle *module, int32_t *data_parallel,
-                                                  int32_t *tensor_parallel);
+                                                  int32_t *pipeline_parallel, int32_t *tensor_parallel);
 /** 1 when the module has a plan for devices of `kind` ("cpu", "cuda") with
  *  code for each of its kernel steps (host code; GPU launches and a GPU
  *  image), else 0. Says nothing about whether such a device is present
@@ -219,9 +225,18 @@ NNCC_RUNTIME_API int32_t nncc_module_runs_on(const nncc_module_handle *module, c
 NNCC_RUNTIME_API int32_t nncc_module_num_steps(const nncc_module_handle *module, const char *kind,
                                                int32_t entry);
 /** Step `step` of entry `entry` in the plan for devices of `kind` ("cpu",
- *  "cuda"; NULL: the first plan), 0 <= step < nncc_module_num_steps. */
+ *  "cuda"; NULL: the first plan), 0 <= step < nncc_module_num_steps. Both
+ *  describe pipeline stage 0's variant of the entry. */
 NNCC_RUNTIME_API nncc_status nncc_module_step_info(const nncc_module_handle *module, const char *kind,
                                                    int32_t entry, int32_t step, nncc_step_info *out);
+/** The same for the variant of pipeline stage `stage` (0 <= stage < P):
+ *  what a session of that stage runs, and what its profile's step indices
+ *  refer to. */
+NNCC_RUNTIME_API int32_t nncc_module_stage_num_steps(const nncc_module_handle *module, const char *kind,
+                                                     int32_t entry, int32_t stage);
+NNCC_RUNTIME_API nncc_status nncc_module_stage_step_info(const nncc_module_handle *module, const char *kind,
+                                                         int32_t entry, int32_t stage, int32_t step,
+                                                         nncc_step_info *out);
 
 /* --- sessions --- */
 
@@ -286,6 +301,9 @@ NNCC_RUNTIME_API int64_t nncc_session_allocated_bytes(const nncc_session *sessio
 NNCC_RUNTIME_API const char *nncc_session_device(const nncc_session *session);
 /** Threads the session runs kernels on. */
 NNCC_RUNTIME_API int32_t nncc_session_threads(const nncc_session *session);
+/** The pipeline stage of the session's rank ((w / T) % P; 0 without
+ *  pipeline parallelism): the variant of each entry its runs execute. */
+NNCC_RUNTIME_API int32_t nncc_session_pipeline_stage(const nncc_session *session);
 /** Runs an entry point. inputs: every input of the entry once, by name, any
  *  order. outputs: every output once, by name (see "Memory" above). Checks
  *  names, dtypes and shapes before running anything. */
@@ -299,7 +317,10 @@ NNCC_RUNTIME_API nncc_status nncc_session_run(nncc_session *session, const char 
  *  during a run of the same session (calls take turns). A sharded state
  *  (tensor parallelism) is the whole tensor: reading it gathers the parts
  *  of the session's tensor group, a collective that every rank of the group
- *  must make, in the same order; writing it keeps this rank's part. Saving
+ *  must make, in the same order; writing it keeps this rank's part. With
+ *  pipeline parallelism every rank holds every state, and a state one stage
+ *  updates reads as that stage's value on every rank (a broadcast over the
+ *  pipeline group: collective too); writing sets it on every rank. Saving
  *  a checkpoint and exporting ONNX read every state, so they are
  *  collective too. */
 NNCC_RUNTIME_API nncc_status nncc_session_read_state(nncc_session *session, const char *name,

@@ -178,14 +178,18 @@ public:
   }
 
   /// The parallel layout the module was compiled for (`--parallel`): its
-  /// sessions need a world of `data * tensor` ranks (docs/distributed.md).
+  /// sessions need a world of `data * pipeline * tensor` ranks; world rank
+  /// w = (d * pipeline + p) * tensor + t (docs/distributed.md).
   struct Parallel {
-    int32_t data = 1, tensor = 1;
-    int32_t worldSize() const { return data * tensor; }
+    int32_t data = 1, pipeline = 1, tensor = 1;
+    int32_t worldSize() const { return data * pipeline * tensor; }
+    /// World rank w's data index d (its data shard) and pipeline stage p.
+    int32_t dataIndex(int32_t w) const { return w / (pipeline * tensor); }
+    int32_t stage(int32_t w) const { return (w / tensor) % pipeline; }
   };
   Parallel parallel() const {
     Parallel p;
-    detail::check(nncc_module_parallel(handle(), &p.data, &p.tensor));
+    detail::check(nncc_module_parallel(handle(), &p.data, &p.pipeline, &p.tensor));
     return p;
   }
 
@@ -195,17 +199,20 @@ public:
   }
 
   /// The execution plan of an entry for devices of `kind` ("cpu", "cuda";
-  /// "" for the module's first plan), step by step.
-  std::vector<StepInfo> steps(const std::string &entryName, const std::string &kind = "") const {
+  /// "" for the module's first plan), step by step: pipeline stage
+  /// `stage`'s variant (each stage runs its own; 0 without pipelining).
+  std::vector<StepInfo> steps(const std::string &entryName, const std::string &kind = "",
+                              int32_t stage = 0) const {
     EntryInfo e = entry(entryName);
     const char *k = kind.empty() ? nullptr : kind.c_str();
-    int32_t n = nncc_module_num_steps(handle(), k, e.index);
+    int32_t n = nncc_module_stage_num_steps(handle(), k, e.index, stage);
     if (n < 0)
-      throw Error(NNCC_ERROR_NOT_FOUND, "the module has no plan for '" + kind + "' devices");
+      throw Error(NNCC_ERROR_NOT_FOUND, "the module has no plan for '" + kind + "' devices or no stage " +
+                                            std::to_string(stage));
     std::vector<StepInfo> out;
     for (int32_t i = 0; i < n; ++i) {
       nncc_step_info s;
-      detail::check(nncc_module_step_info(handle(), k, e.index, i, &s));
+      detail::check(nncc_module_stage_step_info(handle(), k, e.index, stage, i, &s));
       out.push_back(StepInfo{s.name, s.kind, s.kernel, s.bytes, s.parallel_extent});
     }
     return out;
@@ -574,6 +581,8 @@ public:
   /// "cpu", "cuda:0".
   std::string device() const { return nncc_session_device(session_.get()); }
   int threads() const { return nncc_session_threads(session_.get()); }
+  /// The pipeline stage of this rank: the variant of each entry it runs.
+  int32_t pipelineStage() const { return nncc_session_pipeline_stage(session_.get()); }
   const Module &module() const { return module_; }
   nncc_session *handle() const { return session_.get(); }
 

@@ -694,8 +694,28 @@ int cudaDeviceCount() {
   return CudaDriver::get(&driver).isOk() ? driver->deviceCount() : 0;
 }
 
+/// Pipeline parallelism (ABI v8) runs on the CPU target only: its send and
+/// receive steps have no NCCL path here yet. Refused alike on every rank
+/// (it depends on the module alone), before any GPU work.
+static Status refusePipeline(const Module &module, const nncc_plan &plan) {
+  const nncc_module &m = module.abi();
+  bool pointToPoint = false;
+  for (int32_t e = 0; e < plan.num_entries; ++e)
+    for (int32_t s = 0; s < plan.entries[e].num_steps; ++s) {
+      const nncc_step &st = plan.entries[e].steps[s];
+      pointToPoint |= st.kind == NNCC_STEP_COLLECTIVE && st.iparams[NNCC_COLLECTIVE_OP] != NNCC_COLLECTIVE_ALL_REDUCE;
+    }
+  if (m.pipeline_parallel > 1 || pointToPoint)
+    return error(NNCC_ERROR_UNSUPPORTED,
+                 format("module '%s' is pipeline parallel (%d stages%s), which runs with MPI on the CPU target "
+                        "(device cpu) only; CUDA sessions run data and tensor parallelism",
+                        module.path().c_str(), m.pipeline_parallel, pointToPoint ? ", send/recv steps" : ""));
+  return Status::ok();
+}
+
 Status createCudaSession(const Module &module, int index, const SessionConfig &config,
                          std::unique_ptr<DeviceSession> *out) {
+  NNCC_RETURN_IF_ERROR(refusePipeline(module, *config.plan));
   const CudaDriver *driver = nullptr;
   NNCC_RETURN_IF_ERROR(
       CudaDriver::get(&driver).prefix("cannot open device cuda:" + std::to_string(index) + ": "));

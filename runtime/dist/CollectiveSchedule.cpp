@@ -15,15 +15,25 @@ bool touches(const nncc_buffer_ref &a, const nncc_buffer_ref &b) {
   return a.bytes > 0 && b.bytes > 0 && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
 }
 
+/// The outputs of collective step `c`, args[begin, end): an all-reduce's
+/// args[k, 2k), a receive's args[0, k), none for a send.
+void outputsOf(const nncc_step &st, int32_t *begin, int32_t *end) {
+  int64_t op = st.iparams[NNCC_COLLECTIVE_OP];
+  int32_t k = collectiveBufferCount(st);
+  *begin = op == NNCC_COLLECTIVE_ALL_REDUCE ? k : 0;
+  *end = op == NNCC_COLLECTIVE_SEND ? 0 : *begin + k;
+}
+
 /// The first step after collective step `c` with an argument that touches
-/// one of its outputs; the step count when none does.
+/// one of its outputs; the step count when none does (always for a send).
 int32_t firstToucher(const nncc_entry &entry, int32_t c) {
   const nncc_step &col = entry.steps[c];
-  int32_t k = col.num_args / 2;
+  int32_t begin = 0, end = 0;
+  outputsOf(col, &begin, &end);
   for (int32_t s = c + 1; s < entry.num_steps; ++s) {
     const nncc_step &st = entry.steps[s];
     for (int32_t a = 0; a < st.num_args; ++a)
-      for (int32_t o = k; o < 2 * k; ++o)
+      for (int32_t o = begin; o < end; ++o)
         if (touches(st.args[a], col.args[o]))
           return s;
   }
@@ -43,7 +53,7 @@ CollectiveSchedule scheduleCollectives(const nncc_entry &entry) {
     if (st.kind != NNCC_STEP_COLLECTIVE)
       continue;
     out.stagingOffset[c] = out.stagingBytes;
-    for (int32_t a = 0; a < st.num_args / 2; ++a)
+    for (int32_t a = 0; a < collectiveBufferCount(st); ++a)
       out.stagingBytes += st.args[a].bytes;
     out.stagingBytes = (out.stagingBytes + 63) / 64 * 64; // each bucket on its own cache lines
     before[firstToucher(entry, c)].push_back(c);

@@ -8,6 +8,8 @@
 // steps touch what, and the memory planner keeps a value's bytes to itself
 // from the step that defines it to its last reader, so no step in between
 // reuses them. The inputs are free once packed into the staging buffer.
+// A send (ABI v8) has no outputs: it is waited for, and completes, at the
+// end of the run; a receive's outputs are its own buffers args[0, k).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_RUNTIME_DIST_COLLECTIVESCHEDULE_H
@@ -19,6 +21,12 @@
 #include <vector>
 
 namespace nncc::rt {
+
+/// The buffers of collective step `st`'s bucket: k of args[0, k), whose
+/// bytes it stages (all-reduce: num_args / 2; send, receive: num_args).
+inline int32_t collectiveBufferCount(const nncc_step &st) {
+  return st.iparams[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_ALL_REDUCE ? st.num_args / 2 : st.num_args;
+}
 
 /// Where an entry's collective steps stage and wait, found once when a
 /// session is created.

@@ -5,38 +5,66 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 namespace nncc::rt {
+
+namespace {
+
+/// The layout for the world-size refusal: "2 data-parallel ranks
+/// (--parallel=dp:2)", "8 ranks (--parallel=dp:2,pp:2,tp:2: 2 data- times 2
+/// pipeline- times 2 tensor-parallel)".
+std::string layoutText(int32_t dp, int32_t pp, int32_t tp) {
+  std::string flag, parts;
+  int dims = 0;
+  for (auto [name, what, n] : {std::tuple{"dp", "data", dp}, {"pp", "pipeline", pp}, {"tp", "tensor", tp}}) {
+    if (n == 1)
+      continue;
+    flag += format("%s%s:%d", flag.empty() ? "" : ",", name, n);
+    parts += format("%s%d %s-", parts.empty() ? "" : " times ", n, what);
+    ++dims;
+  }
+  if (dims == 0)
+    return "1 rank";
+  if (dims == 1)
+    return format("%sparallel ranks (--parallel=%s)", parts.c_str(), flag.c_str());
+  return format("%lld ranks (--parallel=%s: %sparallel)", (long long)dp * pp * tp, flag.c_str(), parts.c_str());
+}
+
+} // namespace
 
 Status makeParallelGroups(const Module &module, const nncc_plan &plan, const std::shared_ptr<Communicator> &world,
                           ParallelGroups *out) {
   const nncc_module &m = module.abi();
-  int32_t dp = m.data_parallel, tp = m.tensor_parallel;
-  if (world->size() != dp * tp) {
-    std::string layout = tp == 1   ? format("%d data-parallel ranks (--parallel=dp:%d)", dp, dp)
-                         : dp == 1 ? format("%d tensor-parallel ranks (--parallel=tp:%d)", tp, tp)
-                                   : format("%d ranks (--parallel=dp:%d,tp:%d: %d data- times %d tensor-parallel)",
-                                            dp * tp, dp, tp, dp, tp);
+  int32_t dp = m.data_parallel, pp = m.pipeline_parallel, tp = m.tensor_parallel;
+  int64_t ranks = int64_t(dp) * pp * tp; // the verifier keeps it an int32
+  if (world->size() != ranks)
     return error(NNCC_ERROR_INVALID_ARGUMENT,
                  format("module '%s' was compiled for %s, but this session's world has %d (%s): run it under "
-                        "`mpirun -np %d` with an MPI communicator",
-                        module.path().c_str(), layout.c_str(), world->size(), world->backend(), dp * tp));
-  }
-  bool needData = false, needTensor = false;
+                        "`mpirun -np %lld` with an MPI communicator",
+                        module.path().c_str(), layoutText(dp, pp, tp).c_str(), world->size(), world->backend(),
+                        (long long)ranks));
+  bool needData = false, needTensor = false, needPipeline = false;
   for (int32_t e = 0; e < plan.num_entries; ++e)
     for (int32_t s = 0; s < plan.entries[e].num_steps; ++s) {
       const nncc_step &st = plan.entries[e].steps[s];
-      if (st.kind == NNCC_STEP_COLLECTIVE)
-        (st.iparams[NNCC_COLLECTIVE_GROUP] == NNCC_GROUP_TENSOR ? needTensor : needData) = true;
+      if (st.kind != NNCC_STEP_COLLECTIVE)
+        continue;
+      int64_t group = st.iparams[NNCC_COLLECTIVE_GROUP];
+      (group == NNCC_GROUP_TENSOR ? needTensor : group == NNCC_GROUP_PIPELINE ? needPipeline : needData) = true;
     }
-  for (int32_t i = 0; i < m.num_states; ++i)
+  for (int32_t i = 0; i < m.num_states; ++i) {
     needTensor |= m.states[i].shard_parts > 1;
+    needPipeline |= m.states[i].pipeline_stage >= 0;
+  }
   ParallelGroups g;
-  int32_t d = world->rank() / tp;
-  g.t = world->rank() % tp;
-  // Each group is one of a kind: a single rank, the whole world, or a split
-  // (only with both D and T above one). Every rank decides alike, from the
-  // module, so the splits are called in the same order everywhere.
+  int32_t w = world->rank();
+  int32_t d = w / (pp * tp);
+  g.p = (w / tp) % pp;
+  g.t = w % tp;
+  // Each group is one of a kind: a single rank, the whole world, or a split.
+  // Every rank decides alike, from the module, so the splits are called in
+  // the same order everywhere.
   auto make = [&](bool needed, int32_t size, int color, int key, std::shared_ptr<Communicator> *group) -> Status {
     if (needed && size == world->size()) {
       *group = world;
@@ -50,34 +78,44 @@ Status makeParallelGroups(const Module &module, const nncc_plan &plan, const std
         .prefix(format("rank %d of %d (%s): making its parallel groups: ", world->rank(), world->size(),
                        world->backend()));
   };
-  NNCC_RETURN_IF_ERROR(make(needData, dp, g.t, d, &g.data));
-  NNCC_RETURN_IF_ERROR(make(needTensor, tp, d, g.t, &g.tensor));
+  NNCC_RETURN_IF_ERROR(make(needData, dp, g.p * tp + g.t, d, &g.data));
+  NNCC_RETURN_IF_ERROR(make(needTensor, tp, d * pp + g.p, g.t, &g.tensor));
+  NNCC_RETURN_IF_ERROR(make(needPipeline, pp, d * tp + g.t, g.p, &g.pipeline));
   *out = std::move(g);
   return Status::ok();
 }
 
 void startHostCollective(const nncc_step &st, void *const *args, Communicator &comm, void *staging,
                          CollectiveRequest *r) {
-  int32_t k = st.num_args / 2;
+  int64_t op = st.iparams[NNCC_COLLECTIVE_OP];
+  int32_t k = collectiveBufferCount(st);
   int64_t offset = 0;
   for (int32_t a = 0; a < k; ++a) {
-    std::memcpy(static_cast<char *>(staging) + offset, args[a], static_cast<size_t>(st.args[a].bytes));
+    if (op != NNCC_COLLECTIVE_RECV)
+      std::memcpy(static_cast<char *>(staging) + offset, args[a], static_cast<size_t>(st.args[a].bytes));
     offset += st.args[a].bytes;
   }
-  r->op = CollectiveRequest::Op::AllReduceF32;
+  r->op = op == NNCC_COLLECTIVE_SEND   ? CollectiveRequest::Op::Send
+          : op == NNCC_COLLECTIVE_RECV ? CollectiveRequest::Op::Recv
+                                       : CollectiveRequest::Op::AllReduceF32;
   r->data = staging;
-  r->count = offset / int64_t(sizeof(float));
+  r->count = r->op == CollectiveRequest::Op::AllReduceF32 ? offset / int64_t(sizeof(float)) : offset;
   r->mean = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN;
+  r->peer = static_cast<int>(st.iparams[NNCC_COLLECTIVE_PEER]);
   comm.start(r);
 }
 
 Status finishHostCollective(const nncc_step &st, void *const *args, Communicator &comm,
                             CollectiveRequest *r) {
   NNCC_RETURN_IF_ERROR(comm.wait(r));
-  int32_t k = st.num_args / 2;
+  int64_t op = st.iparams[NNCC_COLLECTIVE_OP];
+  if (op == NNCC_COLLECTIVE_SEND)
+    return Status::ok();
+  // All-reduce: outputs args[k, 2k); receive: args[0, k) themselves.
+  int32_t k = collectiveBufferCount(st), first = op == NNCC_COLLECTIVE_RECV ? 0 : k;
   int64_t offset = 0;
   for (int32_t a = 0; a < k; ++a) {
-    std::memcpy(args[k + a], static_cast<const char *>(r->data) + offset, static_cast<size_t>(st.args[a].bytes));
+    std::memcpy(args[first + a], static_cast<const char *>(r->data) + offset, static_cast<size_t>(st.args[a].bytes));
     offset += st.args[a].bytes;
   }
   return Status::ok();

@@ -3,6 +3,9 @@
 // A collective step (NNCC_STEP_COLLECTIVE) packs its bucket into its own
 // region of a staging buffer and starts the reduction there; the session
 // waits for it, and unpacks the result, where its CollectiveSchedule says.
+// A send packs the same way and is posted from the staging copy, so its
+// buffers are free once it started; a receive lands in its staging region
+// and is unpacked into its buffers at its wait.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_RUNTIME_DIST_COLLECTIVES_H
@@ -15,13 +18,14 @@
 
 namespace nncc::rt {
 
-/// Packs collective step `st`'s inputs args[0, k) into `staging` and starts
-/// reducing it over `comm` as `r`.
+/// Packs collective step `st`'s inputs args[0, k) into `staging` (not for a
+/// receive) and starts reducing, sending or receiving it over `comm` as `r`.
 void startHostCollective(const nncc_step &st, void *const *args, Communicator &comm, void *staging,
                          CollectiveRequest *r);
 
 /// Waits for `r` (started by startHostCollective for `st`) and unpacks the
-/// result into the outputs args[k, 2k).
+/// result into the outputs: args[k, 2k) of an all-reduce, args[0, k) of a
+/// receive (a send has none).
 Status finishHostCollective(const nncc_step &st, void *const *args, Communicator &comm,
                             CollectiveRequest *r);
 

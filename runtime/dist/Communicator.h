@@ -8,6 +8,9 @@
 // A session starts a bucket's all-reduce (start) and waits for it (wait)
 // only before the first later step that touches its result, so the
 // reduction overlaps the backward kernels in between (docs/distributed.md).
+// Pipeline stages exchange activations and gradients point to point (Send,
+// Recv): a send is posted and returns without waiting for its receiver, and
+// completes at its wait (CollectiveRequest::pending).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_RUNTIME_DIST_COMMUNICATOR_H
@@ -31,13 +34,17 @@ class Communicator;
 struct CollectiveRequest {
   /// Call: the backend runs `call` in the order of the collectives (how
   /// MPI splits a communicator on its communication thread).
-  enum class Op { AllReduceF32, Broadcast, Barrier, Call };
+  enum class Op { AllReduceF32, Broadcast, Barrier, Call, Send, Recv };
   Op op = Op::AllReduceF32;
   void *data = nullptr;
-  int64_t count = 0; // f32 elements (all-reduce) or bytes (broadcast)
+  int64_t count = 0; // f32 elements (all-reduce) or bytes (broadcast, send, recv)
   bool mean = false; // all-reduce: divide the sum by the world's size
   int root = 0;      // broadcast
+  int peer = 0;      // send, recv: the other side's rank in this communicator
   const std::function<Status()> *call = nullptr; // Op::Call
+  /// Send: the backend's handle of the posted send, completed by wait
+  /// (postSend/finishSend); null once completed or when posting failed.
+  void *pending = nullptr;
   // Set by the communicator: the outcome, when the collective was started
   // and when it completed (Profiler::now's clock) and the thread it ran on.
   Status status;
@@ -74,6 +81,26 @@ public:
   /// process), so a plan's steps over several groups run in plan order.
   virtual Status split(int color, int key, std::shared_ptr<Communicator> *out) = 0;
 
+  /// Point to point, in this communicator's order like the collectives:
+  /// posts `bytes` of `data` to rank `peer` and returns without waiting for
+  /// the receiver (*pending: the handle finishSend completes; `data` must
+  /// stay unchanged until then). Sends and receives between two ranks pair
+  /// up in the order they are made.
+  virtual Status postSend(const void *data, int64_t bytes, int peer, void **pending) {
+    (void)data, (void)bytes, (void)peer, (void)pending;
+    return noPointToPoint();
+  }
+  /// Blocks until the send of postSend's `pending` has completed.
+  virtual Status finishSend(void *pending) {
+    (void)pending;
+    return noPointToPoint();
+  }
+  /// Receives `bytes` from rank `peer` into `data`; blocks until they came.
+  virtual Status recv(void *data, int64_t bytes, int peer) {
+    (void)data, (void)bytes, (void)peer;
+    return noPointToPoint();
+  }
+
   /// Starts `r`; collectives run in the order they are started (with the
   /// blocking calls above), the same on every rank. This default runs it to
   /// completion before returning; an asynchronous backend returns at once.
@@ -84,14 +111,15 @@ public:
     r->tid = Profiler::threadId();
     r->done = true;
   }
-  /// Blocks until `r` (started) has completed; its outcome.
-  virtual Status wait(CollectiveRequest *r) { return r->status; }
+  /// Blocks until `r` (started) has completed; its outcome. A send
+  /// completes here (its start only posted it).
+  virtual Status wait(CollectiveRequest *r) { return completeSend(r); }
   /// Whether start returns before the collective completes.
   virtual bool asynchronous() const { return false; }
 
 protected:
   /// Runs `r` with the blocking calls.
-  Status execute(const CollectiveRequest &r) {
+  Status execute(CollectiveRequest &r) {
     switch (r.op) {
     case CollectiveRequest::Op::AllReduceF32:
       return allReduceF32(static_cast<float *>(r.data), r.count, r.mean);
@@ -101,8 +129,27 @@ protected:
       return barrier();
     case CollectiveRequest::Op::Call:
       return (*r.call)();
+    case CollectiveRequest::Op::Send:
+      return postSend(r.data, r.count, r.peer, &r.pending);
+    case CollectiveRequest::Op::Recv:
+      return recv(r.data, r.count, r.peer);
     }
     return error(NNCC_ERROR_INTERNAL, "unknown collective");
+  }
+  /// `r`'s outcome, after finishing its send when it posted one.
+  Status completeSend(CollectiveRequest *r) {
+    if (!r->status.isOk() || r->op != CollectiveRequest::Op::Send || !r->pending)
+      return r->status;
+    void *pending = r->pending;
+    r->pending = nullptr;
+    r->status = finishSend(pending);
+    return r->status;
+  }
+  Status noPointToPoint() const {
+    return error(NNCC_ERROR_UNSUPPORTED,
+                 format("the %s communicator has no point-to-point send/recv (pipeline parallelism runs with "
+                        "MPI on the CPU target)",
+                        backend()));
   }
 };
 
@@ -119,6 +166,15 @@ public:
   Status split(int, int, std::shared_ptr<Communicator> *out) override {
     *out = std::make_shared<SelfCommunicator>();
     return Status::ok();
+  }
+  Status postSend(const void *, int64_t, int peer, void **) override { return noPeer(peer); }
+  Status finishSend(void *) override { return Status::ok(); }
+  Status recv(void *, int64_t, int peer) override { return noPeer(peer); }
+
+private:
+  static Status noPeer(int peer) {
+    return error(NNCC_ERROR_INVALID_ARGUMENT,
+                 format("send/recv with rank %d of a group of one rank, which has no peer", peer));
   }
 };
 

@@ -28,6 +28,10 @@ struct MpiSymbols {
   int (*commSplit)(void *comm, int color, int key, void **out, int *rank, int *size, char *err,
                    int errlen) = nullptr;
   void (*commFree)(void *comm) = nullptr;
+  int (*isend)(void *comm, const void *data, int64_t bytes, int peer, void **pending, char *err,
+               int errlen) = nullptr;
+  int (*waitSend)(void *pending, char *err, int errlen) = nullptr;
+  int (*recv)(void *comm, void *data, int64_t bytes, int peer, char *err, int errlen) = nullptr;
   void (*finalize)() = nullptr;
   void (*abort)(int code) = nullptr;
 };
@@ -44,6 +48,9 @@ void resolve(void *h, MpiSymbols *s, std::string *missing) {
   get(s->barrier, "nncc_mpi_barrier");
   get(s->commSplit, "nncc_mpi_comm_split");
   get(s->commFree, "nncc_mpi_comm_free");
+  get(s->isend, "nncc_mpi_isend");
+  get(s->waitSend, "nncc_mpi_wait_send");
+  get(s->recv, "nncc_mpi_recv");
   get(s->finalize, "nncc_mpi_finalize");
   get(s->abort, "nncc_mpi_abort");
 }
@@ -214,6 +221,42 @@ public:
     return Status::ok();
   }
 
+  /// Why sends and receives on the one communication thread cannot
+  /// deadlock: a send only posts MPI_Isend (of the session's staging copy)
+  /// and never blocks, so the thread blocks only in receives and
+  /// collectives, which every rank reaches in its plan's order; a pipeline
+  /// schedule (1F1B: stage 0 sends y0, y1, then receives dx0 while stage 1
+  /// receives y0 and sends dx0) is a valid program when sends are buffered,
+  /// which posting makes them, whatever the message size (a blocking
+  /// MPI_Send above the eager limit would wait for the receiver and hang
+  /// both stages). A send completes at its wait, which the session makes at
+  /// the end of the run (a send has no outputs): finishSend queues
+  /// MPI_Waitall behind every operation of the run, so no receive of the
+  /// run waits behind it, and by then the peer has posted (or will post,
+  /// in its own run's order) the matching receive. Blocking MPI calls
+  /// progress the posted sends (Open MPI has no progress thread), so a
+  /// large send moves while this thread waits in a receive or in the final
+  /// wait. The plans must pair every send of a run with a receive of the
+  /// peer's same run: a send left unmatched waits at the end forever.
+  Status postSend(const void *data, int64_t bytes, int peer, void **pending) override {
+    return onThread([&] {
+      char err[kErrBytes] = "";
+      return engine_->mpi.isend(handle_, data, bytes, peer, pending, err, kErrBytes) ? failed(err) : Status::ok();
+    });
+  }
+  Status finishSend(void *pending) override {
+    return onThread([&] {
+      char err[kErrBytes] = "";
+      return engine_->mpi.waitSend(pending, err, kErrBytes) ? failed(err) : Status::ok();
+    });
+  }
+  Status recv(void *data, int64_t bytes, int peer) override {
+    return onThread([&] {
+      char err[kErrBytes] = "";
+      return engine_->mpi.recv(handle_, data, bytes, peer, err, kErrBytes) ? failed(err) : Status::ok();
+    });
+  }
+
   void start(CollectiveRequest *r) override {
     if (!engine_->threaded()) {
       Communicator::start(r);
@@ -223,15 +266,26 @@ public:
     engine_->start(r);
   }
   Status wait(CollectiveRequest *r) override {
-    if (!engine_->threaded())
-      return r->status;
-    return engine_->wait(r);
+    if (engine_->threaded())
+      (void)engine_->wait(r);
+    return completeSend(r);
   }
 
   /// On the communication thread: runs `r` with the blocking calls.
-  Status runHere(const CollectiveRequest &r) { return execute(r); }
+  Status runHere(CollectiveRequest &r) { return execute(r); }
 
 private:
+  /// Runs `call` where MPI may be called: here on the communication thread
+  /// (or without one), else queued to it in order, waiting for it.
+  template <typename F> Status onThread(F &&call) {
+    if (engine_->onWorker())
+      return call();
+    std::function<Status()> fn = call;
+    CollectiveRequest r;
+    r.op = CollectiveRequest::Op::Call;
+    r.call = &fn;
+    return startAndWait(&r);
+  }
   Status startAndWait(CollectiveRequest *r) {
     start(r);
     return wait(r);

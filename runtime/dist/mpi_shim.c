@@ -91,6 +91,77 @@ NNCC_MPI_EXPORT int nncc_mpi_barrier(void *comm, char *err, int errlen) {
   return report(MPI_Barrier(comm_of(comm)), "MPI_Barrier", err, errlen);
 }
 
+/* Point to point in pieces MPI's int count holds; a message of any size is
+ * the same pieces on both sides, and MPI keeps the order of the messages
+ * between two ranks of a communicator (one tag), so sends and receives pair
+ * up in the order each side makes them. */
+#define NNCC_MPI_PIECES(bytes) ((bytes) <= 0 ? 1 : ((bytes) + INT_MAX - 1) / INT_MAX)
+
+typedef struct nncc_mpi_send {
+  int64_t pieces;
+  MPI_Request requests[];
+} nncc_mpi_send;
+
+/* MPI_Isend of `bytes` of `data` to `peer`: returns at once (the data must
+ * stay unchanged until nncc_mpi_wait_send on *pending). */
+NNCC_MPI_EXPORT int nncc_mpi_isend(void *comm, const void *data, int64_t bytes, int peer, void **pending,
+                                   char *err, int errlen) {
+  int64_t pieces = NNCC_MPI_PIECES(bytes);
+  nncc_mpi_send *s = (nncc_mpi_send *)malloc(sizeof(nncc_mpi_send) + (size_t)pieces * sizeof(MPI_Request));
+  if (!s) {
+    snprintf(err, (size_t)errlen, "out of memory");
+    return 1;
+  }
+  s->pieces = 0;
+  const char *p = (const char *)data;
+  for (int64_t i = 0; i < pieces; ++i) {
+    int n = bytes - i * INT_MAX > INT_MAX ? INT_MAX : (int)(bytes - i * INT_MAX);
+    if (n < 0)
+      n = 0;
+    if (report(MPI_Isend(p, n, MPI_BYTE, peer, 0, comm_of(comm), &s->requests[i]), "MPI_Isend", err, errlen)) {
+      MPI_Waitall((int)s->pieces, s->requests, MPI_STATUSES_IGNORE);
+      free(s);
+      return 1;
+    }
+    s->pieces = i + 1;
+    p += n;
+  }
+  *pending = s;
+  return 0;
+}
+
+/* Waits for a send of nncc_mpi_isend and frees its handle. */
+NNCC_MPI_EXPORT int nncc_mpi_wait_send(void *pending, char *err, int errlen) {
+  nncc_mpi_send *s = (nncc_mpi_send *)pending;
+  int code = MPI_Waitall((int)s->pieces, s->requests, MPI_STATUSES_IGNORE);
+  free(s);
+  return report(code, "MPI_Waitall (a send)", err, errlen);
+}
+
+/* MPI_Recv of `bytes` from `peer` into `data`; a message of another size
+ * is an error (the two sides' plans disagree). */
+NNCC_MPI_EXPORT int nncc_mpi_recv(void *comm, void *data, int64_t bytes, int peer, char *err, int errlen) {
+  int64_t pieces = NNCC_MPI_PIECES(bytes);
+  char *p = (char *)data;
+  for (int64_t i = 0; i < pieces; ++i) {
+    int n = bytes - i * INT_MAX > INT_MAX ? INT_MAX : (int)(bytes - i * INT_MAX);
+    if (n < 0)
+      n = 0;
+    MPI_Status status;
+    if (report(MPI_Recv(p, n, MPI_BYTE, peer, 0, comm_of(comm), &status), "MPI_Recv", err, errlen))
+      return 1;
+    int got = 0;
+    MPI_Get_count(&status, MPI_BYTE, &got);
+    if (got != n) {
+      snprintf(err, (size_t)errlen, "MPI_Recv from rank %d: a message of %d bytes where %d were expected", peer,
+               got, n);
+      return 1;
+    }
+    p += n;
+  }
+  return 0;
+}
+
 /* MPI_Comm_split of `comm`: *out is a new handle (nncc_mpi_comm_free), with
  * this process's rank and size in it. Errors on it are returned too. */
 NNCC_MPI_EXPORT int nncc_mpi_comm_split(void *comm, int color, int key, void **out, int *rank, int *size,

@@ -331,22 +331,37 @@ int printInfo(const nncc::Module &module, const std::string &path) {
               cpu.empty() ? "" : " (needs ", module.cpuFeatures().c_str(), cpu.empty() ? "" : ")");
   std::printf("runs on: cpu %s, cuda %s\n", module.runsOn("cpu") ? "yes" : "no",
               module.runsOn("cuda") ? "yes" : "no");
+  nncc::Module::Parallel layout = module.parallel();
   for (const nncc::EntryInfo &e : module.entries()) {
-    // Steps per plan: each device kind runs its own.
+    // Steps per plan: each device kind runs its own; with pipeline stages,
+    // each stage its own variant (every entry has one per stage).
     std::string steps;
-    for (const char *kind : {"cpu", "cuda"})
-      if (int32_t n = nncc_module_num_steps(module.handle(), kind, e.index); n >= 0)
-        steps += (steps.empty() ? "" : ", ") + std::to_string(n) + " steps on " + kind;
+    for (const char *kind : {"cpu", "cuda"}) {
+      std::string perStage;
+      for (int32_t p = 0; p < layout.pipeline; ++p)
+        if (int32_t n = nncc_module_stage_num_steps(module.handle(), kind, e.index, p); n >= 0)
+          perStage += (perStage.empty() ? "" : "/") + std::to_string(n);
+      if (!perStage.empty())
+        steps += (steps.empty() ? "" : ", ") + perStage + " steps on " + kind;
+    }
+    if (layout.pipeline > 1)
+      steps += " (stages 0.." + std::to_string(layout.pipeline - 1) + ")";
     std::printf("entry %s: (%s) -> (%s), %s\n", e.name.c_str(), signature(e.inputs).c_str(),
                 signature(e.outputs).c_str(), steps.c_str());
   }
   std::vector<nncc::TensorInfo> states = module.states();
   if (!states.empty())
     std::printf("state: %s\n", signature(states).c_str());
-  nncc::Module::Parallel layout = module.parallel();
-  if (layout.worldSize() > 1)
-    std::printf("parallel: dp=%d x tp=%d (run it as %d ranks: mpirun -np %d, or --devices with %d GPUs)\n",
-                layout.data, layout.tensor, layout.worldSize(), layout.worldSize(), layout.worldSize());
+  if (layout.worldSize() > 1) {
+    std::string shape = "dp=" + std::to_string(layout.data) +
+                        (layout.pipeline > 1 ? " x pp=" + std::to_string(layout.pipeline) : "") + " x tp=" +
+                        std::to_string(layout.tensor);
+    std::string gpus = layout.pipeline > 1 ? " on cpu (pipeline stages run with MPI on the CPU)"
+                                           : ", or --devices with " + std::to_string(layout.worldSize()) + " GPUs";
+    std::printf("parallel: %s (run it as %d ranks: mpirun -np %d%s; world rank w = (d*%d + p)*%d + t)\n",
+                shape.c_str(), layout.worldSize(), layout.worldSize(), gpus.c_str(), layout.pipeline,
+                layout.tensor);
+  }
   return 0;
 }
 
@@ -458,7 +473,7 @@ int trainOnDevices(const nncc::Module &module, Options o) {
         }
         // The ranks of a tensor group (r / T alike) read the same samples.
         nncc::tools::TrainOptions t = o.training;
-        t.rank = r / layout.tensor;
+        t.rank = layout.dataIndex(r);
         t.ranks = layout.data;
         t.report = r == 0;
         if (r != 0)
@@ -494,10 +509,11 @@ int run(Options o) {
   if (o.info)
     return printInfo(module, o.model);
   if (world) {
-    // World rank w is (w / T, w % T): the T ranks of a tensor group read
-    // the data shard of their data-parallel index.
+    // World rank w is (d, p, t) = (w / (P*T), (w / T) % P, w % T): the
+    // P*T ranks of a data-parallel index (every stage, every tensor part)
+    // read its data shard.
     nncc::Module::Parallel layout = module.parallel();
-    o.training.rank = world->rank() / layout.tensor;
+    o.training.rank = layout.dataIndex(world->rank());
     o.training.ranks = layout.data;
   }
   bool writer = !world || world->rank() == 0;

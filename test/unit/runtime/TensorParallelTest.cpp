@@ -25,9 +25,11 @@ TEST(TensorParallel, ReportsLayoutAndWholeStates) {
   EXPECT_EQ(m.parallel().data, 2);
   EXPECT_EQ(m.parallel().tensor, 2);
   EXPECT_EQ(m.parallel().worldSize(), 4);
-  int32_t dp = 0, tp = 0;
-  ASSERT_EQ(nncc_module_parallel(m.handle(), &dp, &tp), NNCC_OK);
+  EXPECT_EQ(m.parallel().pipeline, 1);
+  int32_t dp = 0, pp = 0, tp = 0;
+  ASSERT_EQ(nncc_module_parallel(m.handle(), &dp, &pp, &tp), NNCC_OK);
   EXPECT_EQ(dp, 2);
+  EXPECT_EQ(pp, 1);
   EXPECT_EQ(tp, 2);
   // The sharded state is reported whole: f32[4, 6], not a part's [4, 3].
   std::vector<nncc::TensorInfo> states = m.states();

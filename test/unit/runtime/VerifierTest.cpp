@@ -21,13 +21,37 @@ TEST(Verifier, RejectsInconsistentParallelLayouts) {
   EXPECT_THAT(loadError(FIXTURE_TP_BAD_GROUP_SIZE_SO),
               HasSubstr("entry 'both' step 0 ('tensor_sum'): its tensor group has 4 ranks, but the module's "
                         "layout dp=2 x tp=2 gives it 2"));
-  EXPECT_THAT(loadError(FIXTURE_TP_BAD_GROUP_SO), HasSubstr("unknown parallel group 3 (1: data, 2: tensor)"));
+  EXPECT_THAT(loadError(FIXTURE_TP_BAD_GROUP_SO),
+              HasSubstr("unknown parallel group 5 for an all-reduce (1: data, 2: tensor)"));
   EXPECT_THAT(loadError(FIXTURE_TP_BAD_PARTS_SO),
               HasSubstr("state 'w' is split in 3 parts along axis 1, but a sharded state needs as many parts "
                         "as the module's tensor-parallel ranks (2)"));
   EXPECT_THAT(loadError(FIXTURE_TP_BAD_WEIGHT_SO),
               HasSubstr("state 'w' starts from weight 0, which is no weight of its whole (all parts') size"));
-  EXPECT_THAT(loadError(FIXTURE_TP_BAD_LAYOUT_SO), HasSubstr("invalid parallel layout dp=0 x tp=2"));
+  EXPECT_THAT(loadError(FIXTURE_TP_BAD_LAYOUT_SO), HasSubstr("invalid parallel layout dp=0 x pp=1 x tp=2"));
+}
+
+TEST(Verifier, RejectsInconsistentPipelines) {
+  EXPECT_THAT(loadError(FIXTURE_PP_BAD_PEER_SO),
+              HasSubstr("entry 'step' (stage 0) step 1 ('send_a0'): a send to or from rank 2 of its pipeline group "
+                        "of 2 ranks (the peer must be another rank of the group)"));
+  EXPECT_THAT(loadError(FIXTURE_PP_BAD_LONE_SEND_SO),
+              HasSubstr("step 1 ('send_a0'): a send to or from rank 0 of its tensor group of 1 ranks"));
+  EXPECT_THAT(loadError(FIXTURE_PP_BAD_SEND_DTYPE_SO),
+              HasSubstr("step 1 ('send_a0'): a send has reduction and dtype 0 (has 0 and 1)"));
+  EXPECT_THAT(loadError(FIXTURE_PP_BAD_REDUCE_PEER_SO),
+              HasSubstr("entry 'step' (stage 0) step 9 ('mean_out'): an all-reduce has peer -1 (has 0)"));
+  EXPECT_THAT(loadError(FIXTURE_PP_BAD_STAGE_SO),
+              HasSubstr("entry 'step' (stage 2) is for pipeline stage 2, but the module has 2 stages"));
+  EXPECT_THAT(loadError(FIXTURE_PP_MISSING_STAGE_SO),
+              HasSubstr("entry 'step' is listed for 1 of the module's 2 pipeline stages"));
+  EXPECT_THAT(loadError(FIXTURE_PP_BAD_SIGNATURE_SO),
+              HasSubstr("entry 'step' has other inputs or outputs in stage 1 than in stage 0"));
+  EXPECT_THAT(loadError(FIXTURE_PP_BAD_STATE_STAGE_SO),
+              HasSubstr("state 'w1' is updated by pipeline stage 2, but the module has 2 stages"));
+  EXPECT_THAT(loadError(FIXTURE_PP_BAD_LAYOUT_SO),
+              HasSubstr("invalid parallel layout dp=65536 x pp=65536 x tp=1 (each at least 1, the product an "
+                        "int32)"));
 }
 
 TEST(Verifier, RejectsBadGpuLaunches) {
