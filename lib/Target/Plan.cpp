@@ -241,7 +241,7 @@ llvm::Error EntryTranslator::addWeight(nn::ConstantOp op) {
 llvm::Error EntryTranslator::collectiveStep(Operation *op, int64_t kind, StringRef group, int64_t groupSize,
                                             int64_t peer, PlanStep &step) {
   step.kind = NNCC_STEP_COLLECTIVE;
-  step.name = op->getName().stripDialect().str();
+  step.name = kind == NNCC_COLLECTIVE_ALL_REDUCE ? "all-reduce" : kind == NNCC_COLLECTIVE_SEND ? "send" : "recv";
   if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
     step.name = loc.getName().str();
   int64_t size = group == "data"     ? plan_.dataParallel

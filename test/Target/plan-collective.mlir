@@ -31,12 +31,12 @@ func.func @step(%x: tensor<16xf32> {nn.name = "x"}) -> (tensor<f32> {nn.name = "
 }
 
 // CHECK: static const nncc_buffer_ref e0_s3_args[] = {{[{][{]}}.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 0, .bytes = 64}, {.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 64, .bytes = 64}, {.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 256, .bytes = 4}, {.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 128, .bytes = 64}, {.kind = NNCC_BUFFER_ARENA, .index = 0, .offset = 192, .bytes = 64}, {.kind = NNCC_BUFFER_OUTPUT, .index = 0, .offset = 0, .bytes = 4}, };
-// CHECK: static const int64_t e0_s3_i[] = {[NNCC_COLLECTIVE_OP] = NNCC_COLLECTIVE_ALL_REDUCE, [NNCC_COLLECTIVE_REDUCTION] = NNCC_REDUCTION_MEAN, [NNCC_COLLECTIVE_DTYPE] = NNCC_DTYPE_F32, [NNCC_COLLECTIVE_GROUP_SIZE] = 2, [NNCC_COLLECTIVE_GROUP] = NNCC_GROUP_DATA};
+// CHECK: static const int64_t e0_s3_i[] = {[NNCC_COLLECTIVE_OP] = NNCC_COLLECTIVE_ALL_REDUCE, [NNCC_COLLECTIVE_REDUCTION] = NNCC_REDUCTION_MEAN, [NNCC_COLLECTIVE_DTYPE] = NNCC_DTYPE_F32, [NNCC_COLLECTIVE_GROUP_SIZE] = 2, [NNCC_COLLECTIVE_GROUP] = NNCC_GROUP_DATA, [NNCC_COLLECTIVE_PEER] = -1};
 // CHECK: e0_steps[] = {
 // CHECK-NEXT: .name = "g0"
 // CHECK-NEXT: .name = "g1"
 // CHECK-NEXT: .name = "l"
-// CHECK-NEXT: {.kind = NNCC_STEP_COLLECTIVE, .kernel = -1, .num_args = 6, .args = e0_s3_args, .num_iparams = 5, .iparams = e0_s3_i, {{.*}}.name = "all-reduce"},
+// CHECK-NEXT: {.kind = NNCC_STEP_COLLECTIVE, .kernel = -1, .num_args = 6, .args = e0_s3_args, .num_iparams = 6, .iparams = e0_s3_i, {{.*}}.name = "all-reduce"},
 // CHECK-NEXT: .name = "y"
 // CHECK-NEXT: };
 // A module without nncc.parallel is laid out as its collectives' groups say.

@@ -41,7 +41,7 @@ func.func @update(%g: tensor<8xf32> {nn.name = "g"}) -> (tensor<8xf32> {nn.name 
 // CHECK-NEXT: {.kind = NNCC_STEP_COPY, {{.*}}.name = "state update"},
 // CHECK-NEXT: };
 // CHECK: static const nncc_state states[] = {
-// CHECK-NEXT: {.name = "w", .dtype = NNCC_DTYPE_F32, .rank = 1, .dims = state0_dims, .bytes = 32, .init_weight = 0, .shard_parts = 0, .shard_axis = 0, .shard_blocks = 0},
-// CHECK-NEXT: {.name = "moment", .dtype = NNCC_DTYPE_F32, .rank = 1, .dims = state1_dims, .bytes = 32, .init_weight = -1, .shard_parts = 0, .shard_axis = 0, .shard_blocks = 0},
+// CHECK-NEXT: {.name = "w", .dtype = NNCC_DTYPE_F32, .rank = 1, .dims = state0_dims, .bytes = 32, .init_weight = 0, .shard_parts = 0, .shard_axis = 0, .shard_blocks = 0, .pipeline_stage = 0},
+// CHECK-NEXT: {.name = "moment", .dtype = NNCC_DTYPE_F32, .rank = 1, .dims = state1_dims, .bytes = 32, .init_weight = -1, .shard_parts = 0, .shard_axis = 0, .shard_blocks = 0, .pipeline_stage = 0},
 // CHECK: .num_states = 2,
 // CHECK-NEXT: .states = states,
