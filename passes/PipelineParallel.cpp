@@ -610,7 +610,8 @@ struct PipelineParallelPass : nncc::impl::PipelineParallelPassBase<PipelineParal
       if (!state.second.empty())
         mine.second.push_back(state.second[w]);
     }
-    buildOptimizerStep(b, loc, params, mine, paramGrads, entry.getArgument(entry.getNumArguments() - 1), o);
+    // The loss before the update (nncc-data-parallel's buckets go after
+    // their last value, so it must come before the update reads them).
     SmallVector<Value> results;
     if (s + 1 == stages) {
       results = e.combine(runs, fn, /*losses=*/true);
@@ -618,6 +619,7 @@ struct PipelineParallelPass : nncc::impl::PipelineParallelPassBase<PipelineParal
         if (isFloatTensor(r.getType()))
           r = synchronized(r);
     }
+    buildOptimizerStep(b, loc, params, mine, paramGrads, entry.getArgument(entry.getNumArguments() - 1), o);
     func::ReturnOp::create(b, loc, e.shareResults(results, resultTypes));
     grad->erase();
     stageFn.erase();

@@ -23,6 +23,7 @@ Uses Debian's python3-onnx (run with /usr/bin/python3).
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,7 +40,7 @@ from tensor_parallel_test import BATCH, LR, MAKE_MODELS, STEPS, TRAIN, Setup, ch
 
 def check_training(setup, layout, ranks):
     args, work = setup.args, setup.work
-    tag = layout.replace(",", "-").replace(":", "").replace("=", "")
+    tag = re.sub(r"[^a-z0-9]+", "-", layout).strip("-")
     so = setup.compile(f"train-{tag}", setup.flags + layout.split())
     out = os.path.join(work, f"{setup.name}-{tag}.txt")
     ckpt = os.path.join(work, f"{setup.name}-{tag}.ckpt")
