@@ -56,9 +56,9 @@
 // TRAIN: dist.send {{.*}} peer = 0 : i64
 // TRAIN: dist.recv {{.*}} peer = 0 : i64
 // TRAIN: dist.send {{.*}} peer = 0 : i64
+// TRAIN: %[[LOSS:.*]] = dist.all_reduce {{.*}} : (tensor<f32>) -> tensor<f32>
 // TRAIN-NOT: ml_program.global_store @w1
 // TRAIN: ml_program.global_store @w2
-// TRAIN: %[[LOSS:.*]] = dist.all_reduce {{.*}} : (tensor<f32>) -> tensor<f32>
 // TRAIN: dist.send %[[LOSS]] {group_size = 2 : i64, peer = 0 : i64} : tensor<f32>
 // TRAIN: return %[[LOSS]]
 // TRAIN-NOT: func.func @"train_step.fn"
