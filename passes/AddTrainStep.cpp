@@ -46,6 +46,23 @@ nncc::withWeightsAsArguments(func::FuncOp loss, ArrayRef<ml_program::GlobalOp> t
   return {func, weights};
 }
 
+SmallVector<Value> nncc::inlineBody(OpBuilder &b, func::FuncOp callee, ValueRange operands) {
+  IRMapping map;
+  map.map(callee.getArguments(), operands);
+  for (Operation &op : callee.getBody().front().without_terminator())
+    b.clone(op, map);
+  SmallVector<Value> results;
+  for (Value v : callee.getBody().front().getTerminator()->getOperands())
+    results.push_back(map.lookup(v));
+  return results;
+}
+
+Value nncc::synchronized(OpBuilder &b, Location loc, Value v) {
+  return dist::AllReduceOp::create(b, loc, TypeRange{v.getType()}, ValueRange{v}, b.getStringAttr("mean"),
+                                   b.getI64IntegerAttr(1))
+      .getResult(0);
+}
+
 namespace {
 
 struct AddTrainStepPass : nncc::impl::AddTrainStepPassBase<AddTrainStepPass> {
@@ -113,39 +130,21 @@ struct AddTrainStepPass : nncc::impl::AddTrainStepPassBase<AddTrainStepPass> {
     SmallVector<Value> args(body->getArguments().take_front(numData));
     for (ml_program::GlobalOp w : weights)
       args.push_back(ml_program::GlobalLoadOp::create(sb, loc, w.getType(), FlatSymbolRefAttr::get(w.getSymNameAttr())));
-    auto inline_ = [&](func::FuncOp callee, ValueRange operands) {
-      IRMapping map;
-      map.map(callee.getArguments(), operands);
-      for (Operation &op : callee.getBody().front().without_terminator())
-        sb.clone(op, map);
-      SmallVector<Value> results;
-      for (Value v : callee.getBody().front().getTerminator()->getOperands())
-        results.push_back(map.lookup(v));
-      return results;
-    };
-    SmallVector<Value> lossResults = inline_(differentiable, args);
+    SmallVector<Value> lossResults = inlineBody(sb, differentiable, args);
     // d loss / d loss = 1; the gradient function's other cotangents (none:
     // the loss is the only float result).
     SmallVector<Value> gradArgs(args);
     for (Type t : grad->getArgumentTypes().drop_front(args.size()))
       gradArgs.push_back(nn::ConstantOp::create(sb, loc, cast<RankedTensorType>(t),
                                                 DenseElementsAttr::get(cast<RankedTensorType>(t), sb.getF32FloatAttr(1.0))));
-    SmallVector<Value> grads = inline_(*grad, gradArgs);
+    SmallVector<Value> grads = inlineBody(sb, *grad, gradArgs);
     // The gradients of the weights are the last results (after the float data inputs').
-    // Each, and the loss, goes through an all-reduce (mean) over a group of
-    // one: the identity, which canonicalization drops, and the point where
-    // nncc-data-parallel averages them over the ranks.
-    auto synchronized = [&](Value v) {
-      return dist::AllReduceOp::create(sb, loc, TypeRange{v.getType()}, ValueRange{v}, sb.getStringAttr("mean"),
-                                     sb.getI64IntegerAttr(1))
-          .getResult(0);
-    };
     SmallVector<Value> weightGrads;
     for (Value g : ValueRange(grads).take_back(weights.size()))
-      weightGrads.push_back(synchronized(g));
+      weightGrads.push_back(synchronized(sb, loc, g));
     for (Value &l : lossResults) // the loss; not the labels' range check (an i32 flag)
       if (isa<FloatType>(cast<RankedTensorType>(l.getType()).getElementType()))
-        l = synchronized(l);
+        l = synchronized(sb, loc, l);
     buildOptimizerStep(sb, loc, weights, *state, weightGrads, body->getArgument(numData), o);
     func::ReturnOp::create(sb, loc, lossResults);
     grad->erase();

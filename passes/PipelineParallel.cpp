@@ -228,16 +228,7 @@ public:
                                b_.getDenseI64ArrayAttr(steps));
   }
 
-  SmallVector<Value> inlineCall(func::FuncOp callee, ValueRange operands) {
-    IRMapping map;
-    map.map(callee.getArguments(), operands);
-    for (Operation &op : callee.getBody().front().without_terminator())
-      b_.clone(op, map);
-    SmallVector<Value> results;
-    for (Value v : callee.getBody().front().getTerminator()->getOperands())
-      results.push_back(map.lookup(v));
-    return results;
-  }
+  SmallVector<Value> inlineCall(func::FuncOp callee, ValueRange operands) { return inlineBody(b_, callee, operands); }
 
   void send(ValueRange values, int64_t peer) {
     if (!values.empty())
@@ -590,13 +581,6 @@ struct PipelineParallelPass : nncc::impl::PipelineParallelPassBase<PipelineParal
         weightGrads[w] = weightGrads[w] ? nn::AddOp::create(b, loc, g.getType(), weightGrads[w], g) : g;
       }
     }
-    // As in nncc-add-train-step: each gradient and the loss pass through an
-    // all-reduce of a group of one, where nncc-data-parallel averages them.
-    auto synchronized = [&](Value v) {
-      return dist::AllReduceOp::create(b, loc, TypeRange{v.getType()}, ValueRange{v}, b.getStringAttr("mean"),
-                                     b.getI64IntegerAttr(1))
-          .getResult(0);
-    };
     SmallVector<ml_program::GlobalOp> params;
     SmallVector<Value> paramGrads;
     OptimizerState mine{{}, {}, state.step};
@@ -604,7 +588,7 @@ struct PipelineParallelPass : nncc::impl::PipelineParallelPassBase<PipelineParal
       if (owner[w] != s)
         continue;
       params.push_back(weights[w]);
-      paramGrads.push_back(synchronized(weightGrads[w]));
+      paramGrads.push_back(synchronized(b, loc, weightGrads[w]));
       if (!state.first.empty())
         mine.first.push_back(state.first[w]);
       if (!state.second.empty())
@@ -617,7 +601,7 @@ struct PipelineParallelPass : nncc::impl::PipelineParallelPassBase<PipelineParal
       results = e.combine(runs, fn, /*losses=*/true);
       for (Value &r : results)
         if (isFloatTensor(r.getType()))
-          r = synchronized(r);
+          r = synchronized(b, loc, r);
     }
     buildOptimizerStep(b, loc, params, mine, paramGrads, entry.getArgument(entry.getNumArguments() - 1), o);
     func::ReturnOp::create(b, loc, e.shareResults(results, resultTypes));

@@ -19,6 +19,15 @@ std::pair<mlir::func::FuncOp, llvm::SmallVector<mlir::ml_program::GlobalOp>>
 withWeightsAsArguments(mlir::func::FuncOp loss, llvm::ArrayRef<mlir::ml_program::GlobalOp> trainable,
                        llvm::StringRef name);
 
+/// Clones `callee`'s body at `b`'s insertion point with its arguments
+/// replaced by `operands`; the values it returns.
+llvm::SmallVector<mlir::Value> inlineBody(mlir::OpBuilder &b, mlir::func::FuncOp callee, mlir::ValueRange operands);
+
+/// `v` through an all-reduce (mean) over a group of one: the identity, which
+/// canonicalization drops, and the point where nncc-data-parallel averages a
+/// gradient or the loss over the ranks.
+mlir::Value synchronized(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+
 } // namespace nncc
 
 #endif // NNCC_PASSES_TRAINSTEP_H

@@ -23,45 +23,19 @@ Uses Debian's python3-onnx (run with /usr/bin/python3).
 """
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
-
-import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 from e2e_util import run, run_checks, work_folder  # noqa: E402
-from distributed_test import mpirun, losses  # noqa: E402
-from tensor_parallel_test import BATCH, LR, MAKE_MODELS, STEPS, TRAIN, Setup, check_inference  # noqa: E402
+from tensor_parallel_test import BATCH, MAKE_MODELS, TRAIN, Setup, check_inference, train_against_single  # noqa: E402
 
 
 def check_training(setup, layout, ranks):
-    args, work = setup.args, setup.work
-    tag = re.sub(r"[^a-z0-9]+", "-", layout).strip("-")
-    so = setup.compile(f"train-{tag}", setup.flags + layout.split())
-    out = os.path.join(work, f"{setup.name}-{tag}.txt")
-    ckpt = os.path.join(work, f"{setup.name}-{tag}.ckpt")
-    for f in (out, ckpt):
-        if os.path.exists(f):
-            os.remove(f)
-    run(mpirun(args, ranks) + [args.nncc_run, so, "--train", "--data", setup.data, "--steps", str(STEPS), "--lr",
-                               LR, "--threads", "1", "--loss-file", out, "--save-checkpoint", ckpt],
-        f"mpirun -np {ranks} nncc-run --train ({layout})")
-    got, want = losses(out), losses(setup.single_losses)[:STEPS]
-    rel = float(np.max(np.abs(got - want) / np.abs(want)))
-    ok = len(got) == STEPS and rel <= 1e-5
-    nxt = os.path.join(work, f"{setup.name}-{tag}-next.txt")
-    run([args.nncc_run, setup.single, "--train", "--data", setup.data, "--steps", "1", "--lr", LR, "--threads", "1",
-         "--load-checkpoint", ckpt, "--loss-file", nxt], "nncc-run --load-checkpoint (one process)")
-    want_next = losses(setup.single_losses)[STEPS]
-    next_rel = abs(losses(nxt)[0] - want_next) / abs(want_next)
-    ok = ok and next_rel <= 1e-5
-    return ok, (f"{setup.name} {layout} training on {ranks} ranks: {'ok' if ok else 'FAIL'}: {len(got)} losses, "
-                f"worst relative difference {rel:.2g} (loss {want[0]:.6f} -> {want[-1]:.6f}); checkpoint at one "
-                f"process: next loss relative difference {next_rel:.2g}")
+    return train_against_single(setup, layout.split(), ranks, layout)
 
 
 def check_refusals(setup):

@@ -26,6 +26,7 @@ Uses Debian's python3-onnx (run with /usr/bin/python3).
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,29 +103,36 @@ def check_inference(setup, flags=("--parallel=tp:2",), ranks=2):
 
 def check_training(setup, dp, tp, plan="cpu"):
     """`plan` "gpu": the module's GPU plan (its thread mapping and GEMM forms) run on the CPU."""
-    args, work = setup.args, setup.work
     layout = ",".join(p for p in (f"dp:{dp}" if dp > 1 else "", f"tp:{tp}") if p)
-    flags = setup.flags + [f"--parallel={layout}"] + (["--emulate-gpu"] if plan == "gpu" else [])
-    so = setup.compile(f"train-dp{dp}-tp{tp}-{plan}", flags)
-    out = os.path.join(work, f"{setup.name}-dp{dp}-tp{tp}-{plan}.txt")
-    ckpt = os.path.join(work, f"{setup.name}-dp{dp}-tp{tp}-{plan}.ckpt")
+    flags = [f"--parallel={layout}"] + (["--emulate-gpu"] if plan == "gpu" else [])
+    return train_against_single(setup, flags, dp * tp, f"{layout} ({plan} plan)")
+
+
+def train_against_single(setup, flags, ranks, label):
+    """20 training steps of the module compiled with `flags` on `ranks` ranks against one process's losses
+    (relative 1e-5), and the checkpoint rank 0 writes loaded by the one-process module: its next loss."""
+    args, work = setup.args, setup.work
+    tag = re.sub(r"[^a-z0-9]+", "-", " ".join(flags)).strip("-")
+    so = setup.compile(f"train-{tag}", setup.flags + flags)
+    out = os.path.join(work, f"{setup.name}-{tag}.txt")
+    ckpt = os.path.join(work, f"{setup.name}-{tag}.ckpt")
     for f in (out, ckpt):
         if os.path.exists(f):
             os.remove(f)
-    run(mpirun(args, dp * tp) + [args.nncc_run, so, "--train", "--data", setup.data, "--steps", str(STEPS), "--lr",
-                                 LR, "--threads", "1", "--loss-file", out, "--save-checkpoint", ckpt],
-        f"mpirun -np {dp * tp} nncc-run --train ({layout})")
+    run(mpirun(setup.args, ranks) + [args.nncc_run, so, "--train", "--data", setup.data, "--steps", str(STEPS),
+                                     "--lr", LR, "--threads", "1", "--loss-file", out, "--save-checkpoint", ckpt],
+        f"mpirun -np {ranks} nncc-run --train ({label})")
     got, want = losses(out), losses(setup.single_losses)[:STEPS]
     rel = float(np.max(np.abs(got - want) / np.abs(want)))
     ok = len(got) == STEPS and rel <= 1e-5
     # The checkpoint (every part gathered), loaded by the one-process module.
-    nxt = os.path.join(work, f"{setup.name}-dp{dp}-tp{tp}-{plan}-next.txt")
+    nxt = os.path.join(work, f"{setup.name}-{tag}-next.txt")
     run([args.nncc_run, setup.single, "--train", "--data", setup.data, "--steps", "1", "--lr", LR, "--threads", "1",
          "--load-checkpoint", ckpt, "--loss-file", nxt], "nncc-run --load-checkpoint (one process)")
     want_next = losses(setup.single_losses)[STEPS]
     next_rel = abs(losses(nxt)[0] - want_next) / abs(want_next)
     ok = ok and next_rel <= 1e-5
-    return ok, (f"{setup.name} {layout} training on {dp * tp} ranks ({plan} plan): {'ok' if ok else 'FAIL'}: {len(got)} losses, "
+    return ok, (f"{setup.name} {label} training on {ranks} ranks: {'ok' if ok else 'FAIL'}: {len(got)} losses, "
                 f"worst relative difference {rel:.2g} (loss {want[0]:.6f} -> {want[-1]:.6f}); checkpoint at one "
                 f"process: next loss relative difference {next_rel:.2g}")
 
