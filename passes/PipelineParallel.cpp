@@ -439,6 +439,14 @@ struct PipelineParallelPass : nncc::impl::PipelineParallelPassBase<PipelineParal
       module.emitError("nncc-pipeline-parallel: micro-batches must be at least 1");
       return signalPassFailure();
     }
+    // Micro-batches' outputs are concatenated along their first dimension.
+    for (auto [i, t] : llvm::enumerate(forward.getResultTypes()))
+      if (microBatches > 1 && cast<RankedTensorType>(t).getRank() == 0) {
+        forward.emitError("nncc-pipeline-parallel: output ")
+            << i << " is a scalar: the outputs of " << static_cast<int64_t>(microBatches)
+            << " micro-batches are concatenated along their first dimension";
+        return signalPassFailure();
+      }
     OptimizerOptions o{optimizer, momentum, beta1, beta2, eps, weightDecay, gradClip};
     SmallVector<ml_program::GlobalOp> trainable;
     if (train) {
