@@ -482,9 +482,10 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
       return fail("--parallel=pp:P stages forward (and eval_step and train_step with --train); --loss, "
                   "--optimizer and --gradients without --train are not staged");
     auto sharded = timed("import", [&](mlir::TimingScope &) {
-      std::string split = "--parallel=dp:" + std::to_string(options.dataParallel);
+      std::string split = options.dataParallel > 1 ? "--parallel=dp:" + std::to_string(options.dataParallel) : "";
       if (options.pipelineParallel > 1)
-        split += ",pp:" + std::to_string(options.pipelineParallel) + " --micro-batches=" + std::to_string(microBatches);
+        split += (split.empty() ? "--parallel=pp:" : ",pp:") + std::to_string(options.pipelineParallel) +
+                 " --micro-batches=" + std::to_string(microBatches);
       return importShard(context, path, module, options.import, options.dataParallel * microBatches, split);
     });
     if (!sharded)

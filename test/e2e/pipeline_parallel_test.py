@@ -10,8 +10,8 @@ micro-batches of 4 samples (1F1B in training). Checks:
 - inference: `mpirun -np 2 nncc-run` gives the one-process output (relative
   1e-5 of its largest magnitude), on a batch of 16;
 - training (mse, SGD with momentum, 20 steps at a global batch of 16): pp=2
-  with 4 micro-batches on 2 ranks, dp=2 x pp=2 and tp=2 x pp=2 on 4 ranks, give
-  the losses of one process (relative 1e-5); the checkpoint rank 0 writes (each weight
+  with 4 micro-batches on 2 ranks, dp=2 x pp=2 and tp=2 x pp=2 on 4 ranks, and
+  dp=2 x tp=2 x pp=2 on 8, give the losses of one process (relative 1e-5); the checkpoint rank 0 writes (each weight
   read from the stage that trains it) loads into the one-process module and
   gives its next loss;
 - pp=3 with 4 micro-batches (the middle stage receives and sends both ways):
@@ -73,6 +73,7 @@ def main():
         ("pp=3", lambda: check_training(setup, "--parallel=pp:3 --micro-batches=4", 3)),
         ("dp=2 x pp=2", lambda: check_training(setup, "--parallel=dp:2,pp:2 --micro-batches=2", 4)),
         ("tp=2 x pp=2", lambda: check_training(setup, "--parallel=tp:2,pp:2 --micro-batches=2", 4)),
+        ("dp=2 x tp=2 x pp=2", lambda: check_training(setup, "--parallel=dp:2,tp:2,pp:2 --micro-batches=2", 8)),
         ("refusals", lambda: check_refusals(setup)),
     ]
     return run_checks(checks, tmp)
