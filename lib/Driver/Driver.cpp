@@ -467,6 +467,11 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     return imported.takeError();
   result.module = std::move(*imported);
   mlir::ModuleOp module = *result.module;
+  // nncc-pipeline-parallel stages forward, eval_step and train_step only.
+  if (options.pipelineParallel > 1 &&
+      (options.gradients || (!options.train && (!options.loss.empty() || !options.optimizer.empty()))))
+    return fail("--parallel=pp:P stages forward (and eval_step and train_step with --train); --gradients, "
+                "and --loss or --optimizer without --train, are not staged");
   // Pipeline stages run micro-batches: the graph is compiled at a
   // micro-batch's size, and entries take M of them.
   int64_t microBatches =
@@ -476,11 +481,6 @@ llvm::Expected<CompileResult> compileOnnxFile(mlir::MLIRContext &context, llvm::
     // so every shape is the one ONNX shape inference gives that batch.
     if (options.dataParallel > 1 && !options.train)
       return fail("--parallel=dp:N needs --train (data parallelism splits train_step's batch)");
-    // nncc-pipeline-parallel stages forward, eval_step and train_step only.
-    if (options.pipelineParallel > 1 && !options.train &&
-        (!options.loss.empty() || !options.optimizer.empty() || options.gradients))
-      return fail("--parallel=pp:P stages forward (and eval_step and train_step with --train); --loss, "
-                  "--optimizer and --gradients without --train are not staged");
     auto sharded = timed("import", [&](mlir::TimingScope &) {
       std::string split = options.dataParallel > 1 ? "--parallel=dp:" + std::to_string(options.dataParallel) : "";
       if (options.pipelineParallel > 1)
