@@ -329,6 +329,15 @@ Status verifyEntries(const nncc_module &m, const nncc_plan &plan, std::vector<in
             return invalid(wa + format("state index %d out of range (module has %d states)",
                                        r.index, m.num_states));
           size = m.states[r.index].bytes;
+          // A session allocates only its stage's states (and every
+          // stage's): another stage's is not there to reference.
+          if (m.pipeline_parallel > 1 && m.states[r.index].pipeline_stage >= 0 &&
+              m.states[r.index].pipeline_stage != entry.pipeline_stage)
+            return invalid(wa + format("state '%s' belongs to pipeline stage %d, which alone allocates it, not to "
+                                       "this entry's stage %d (an internal compiler error: a stage's plan "
+                                       "touches only its own states and those of every stage, -1)",
+                                       m.states[r.index].name, m.states[r.index].pipeline_stage,
+                                       entry.pipeline_stage));
           break;
         default:
           return invalid(wa + "unknown buffer kind " + std::to_string(r.kind));

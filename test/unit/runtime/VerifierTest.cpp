@@ -49,6 +49,10 @@ TEST(Verifier, RejectsInconsistentPipelines) {
               HasSubstr("entry 'step' has other inputs or outputs in stage 1 than in stage 0"));
   EXPECT_THAT(loadError(FIXTURE_PP_BAD_STATE_STAGE_SO),
               HasSubstr("state 'w1' is updated by pipeline stage 2, but the module has 2 stages"));
+  EXPECT_THAT(loadError(FIXTURE_PP_BAD_STATE_REF_SO),
+              HasSubstr("entry 'step' (stage 1) step 10 ('update_w1'): arg 0: state 'w0' belongs to pipeline "
+                        "stage 0, which alone allocates it, not to this entry's stage 1 (an internal compiler "
+                        "error"));
   EXPECT_THAT(loadError(FIXTURE_PP_BAD_LAYOUT_SO),
               HasSubstr("invalid parallel layout dp=65536 x pp=65536 x tp=1 (each at least 1, the product an "
                         "int32)"));
