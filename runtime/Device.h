@@ -48,8 +48,8 @@ struct SessionConfig {
 class DeviceSession {
 public:
   virtual ~DeviceSession() = default;
-  /// Bytes of device memory held (the arena and the module state); constant
-  /// after creation.
+  /// Bytes of device memory held (the arena and the module state it holds);
+  /// constant after creation.
   virtual int64_t allocatedBytes() const = 0;
   virtual int threads() const = 0;
   /// Runs entry `entry`. inputs[i]/outputs[i] point to the i-th input/output
@@ -61,6 +61,9 @@ public:
   /// Copies module state `i` (nncc_state.bytes: one part of a sharded
   /// state) to `dst` / from `src`, host memory, between runs. A device
   /// session starts a sharded state zero-filled; the Session writes its part.
+  /// With pipeline parallelism a device session allocates only the states
+  /// of its stage and of every stage (holdsState, StepArgs.h); `i` must be
+  /// one of them (the Session asks for no other).
   virtual Status readState(int32_t i, void *dst) = 0;
   virtual Status writeState(int32_t i, const void *src) = 0;
 };

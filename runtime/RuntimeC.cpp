@@ -337,6 +337,15 @@ int64_t nncc_session_allocated_bytes(const nncc_session *session) {
   return session ? unwrap(session)->allocatedBytes() : 0;
 }
 
+nncc_status nncc_session_state_bytes(const nncc_session *session, int64_t *bytes) {
+  return guarded([&]() -> Status {
+    if (!session || !bytes)
+      return nullArgument("nncc_session_state_bytes");
+    *bytes = unwrap(session)->stateBytes();
+    return Status::ok();
+  });
+}
+
 const char *nncc_session_device(const nncc_session *session) {
   return session ? unwrap(session)->deviceName().c_str() : "";
 }

@@ -2,6 +2,7 @@
 #include "Session.h"
 
 #include "DType.h"
+#include "StepArgs.h"
 #include "cpu/ThreadPool.h"
 
 #include <algorithm>
@@ -120,10 +121,11 @@ Status Session::create(Module *module, const char *device, const nncc_session_op
   s->plan_ = config.plan;
   s->groups_ = config.groups;
   NNCC_RETURN_IF_ERROR(createDeviceSession(*module, spec, config, &s->device_));
-  // A sharded state starts as this rank's part of its whole initial value.
+  // A sharded state starts as this rank's part of its whole initial value
+  // (one this stage holds: the device session allocated no other).
   const nncc_module &m = module->abi();
   for (int32_t i = 0; i < m.num_states; ++i)
-    if (m.states[i].shard_parts > 1 && m.states[i].init_weight >= 0)
+    if (s->holds(i) && m.states[i].shard_parts > 1 && m.states[i].init_weight >= 0)
       NNCC_RETURN_IF_ERROR(s->writePart(i, module->weights() + m.weights[m.states[i].init_weight].offset));
   if (profile && *profile) {
     Status ps = Profiler::create(*module, *config.plan, profile, s->deviceName_, s->device_->threads(),
@@ -223,8 +225,11 @@ Status Session::readState(const char *name, void *data, int64_t bytes) {
   if (!data && bytes > 0)
     return error(NNCC_ERROR_INVALID_ARGUMENT, format("state '%s': data is NULL", name));
   const nncc_state &st = module_->abi().states[i];
-  NNCC_RETURN_IF_ERROR(readWhole(i, data).prefix(format("state '%s': ", name)));
-  // Each stage holds its own copy, current on the stage that updates it.
+  // A state of another stage q is not held here: this rank only receives
+  // stage q's value, straight into `data` (its tensor group, all of stage
+  // p too, skips the gather alike).
+  if (holds(i))
+    NNCC_RETURN_IF_ERROR(readWhole(i, data).prefix(format("state '%s': ", name)));
   if (module_->abi().pipeline_parallel > 1 && st.pipeline_stage >= 0)
     NNCC_RETURN_IF_ERROR(groups_.pipeline->broadcast(data, bytes, st.pipeline_stage)
                              .prefix(format("state '%s': taking pipeline stage %d's value: ", name, st.pipeline_stage)));
@@ -263,9 +268,21 @@ Status Session::writeState(const char *name, const void *data, int64_t bytes) {
   NNCC_RETURN_IF_ERROR(stateIndex(name, bytes, &i));
   if (!data && bytes > 0)
     return error(NNCC_ERROR_INVALID_ARGUMENT, format("state '%s': data is NULL", name));
+  if (!holds(i))
+    return Status::ok(); // another stage's: its owner keeps its own copy
   if (module_->abi().states[i].shard_parts > 1)
     return writePart(i, data);
   return device_->writeState(i, data).prefix(format("state '%s': ", name));
+}
+
+bool Session::holds(int32_t i) const { return holdsState(module_->abi(), i, groups_.p); }
+
+int64_t Session::stateBytes() const {
+  int64_t bytes = 0;
+  for (int32_t i = 0; i < module_->abi().num_states; ++i)
+    if (holds(i))
+      bytes += module_->abi().states[i].bytes;
+  return bytes;
 }
 
 void Session::setProfiling(bool on) {

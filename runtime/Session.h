@@ -37,8 +37,10 @@ public:
   /// parts over the tensor group, a collective every rank of the group
   /// makes in the same order; writing keeps this rank's part. Reading a
   /// state of one pipeline stage q (nncc_state.pipeline_stage) gives stage
-  /// q's value on every rank: a broadcast over the pipeline group, again
-  /// collective. Writing sets it on every rank.
+  /// q's value on every rank: a broadcast over the pipeline group from
+  /// stage q, again collective; a rank of another stage, which does not
+  /// hold the state (holds), receives it straight into `data`. Writing it
+  /// sets stage q's copy; other stages accept and drop the value.
   Status readState(const char *name, void *data, int64_t bytes);
   Status writeState(const char *name, const void *data, int64_t bytes);
 
@@ -55,6 +57,13 @@ public:
   /// The pipeline stage of this session's rank, whose variant of each
   /// entry it runs (0 without pipeline parallelism).
   int32_t stage() const { return groups_.p; }
+  /// Whether this session holds (allocated) module state `i`: with pipeline
+  /// parallelism, only its own stage's states and those of every stage
+  /// (holdsState); every state otherwise.
+  bool holds(int32_t i) const;
+  /// Bytes of the module states this session holds (nncc_state.bytes: a
+  /// sharded state's part), within allocatedBytes().
+  int64_t stateBytes() const;
   /// The plan index of this session's variant of entry `e` (Module::entry).
   int32_t planEntry(int32_t e) const { return module_->planEntry(e, groups_.p); }
 

@@ -39,28 +39,41 @@ template <typename Ptr> struct StepArgs {
   Ptr *of(int32_t s) { return ptrs.data() + first[s]; }
 };
 
-/// Where each module state lives in a session's one state block: offsets
-/// 64-byte aligned, in state order; `*total` the block's bytes.
-inline std::vector<int64_t> stateOffsets(const nncc_module &m, int64_t *total) {
+/// Whether a session of pipeline stage `stage` holds module state `i`:
+/// every state without pipeline parallelism, else the states of its own
+/// stage and those every stage updates alike (nncc_state.pipeline_stage
+/// -1). The plan of a stage touches no other (the verifier checks it).
+inline bool holdsState(const nncc_module &m, int32_t i, int32_t stage) {
+  int32_t owner = m.states[i].pipeline_stage;
+  return m.pipeline_parallel <= 1 || owner < 0 || owner == stage;
+}
+
+/// Where each module state a session of pipeline stage `stage` holds
+/// (holdsState) lives in its one state block: offsets 64-byte aligned, in
+/// state order, -1 for a state it does not hold; `*total` the block's bytes.
+inline std::vector<int64_t> stateOffsets(const nncc_module &m, int32_t stage, int64_t *total) {
   std::vector<int64_t> offsets;
   int64_t at = 0;
   for (int32_t i = 0; i < m.num_states; ++i) {
-    offsets.push_back(at);
-    at += (m.states[i].bytes + 63) / 64 * 64;
+    offsets.push_back(holdsState(m, i, stage) ? at : -1);
+    if (holdsState(m, i, stage))
+      at += (m.states[i].bytes + 63) / 64 * 64;
   }
   *total = at;
   return offsets;
 }
 
-/// Resolves the step arguments of `entry` of module `m`: `at(kind, offset)`
-/// is the address `offset` bytes into the arena (NNCC_BUFFER_ARENA), the
-/// weight blob (NNCC_BUFFER_WEIGHT, the weight's own offset included) or
-/// the session's state block (NNCC_BUFFER_STATE, the state's offset from
-/// stateOffsets included).
+/// Resolves the step arguments of `entry` of module `m` for a session of
+/// pipeline stage `stage`: `at(kind, offset)` is the address `offset` bytes
+/// into the arena (NNCC_BUFFER_ARENA), the weight blob (NNCC_BUFFER_WEIGHT,
+/// the weight's own offset included) or the session's state block
+/// (NNCC_BUFFER_STATE, the state's offset from stateOffsets included). A
+/// state the session does not hold resolves to a null address (offset -1):
+/// only another stage's entry refers to one, and this session never runs it.
 template <typename Ptr, typename At>
-void resolveStepArgs(const nncc_module &m, const nncc_entry &entry, At at, StepArgs<Ptr> *out) {
+void resolveStepArgs(const nncc_module &m, int32_t stage, const nncc_entry &entry, At at, StepArgs<Ptr> *out) {
   int64_t stateBytes = 0;
-  const std::vector<int64_t> stateOffset = stateOffsets(m, &stateBytes);
+  const std::vector<int64_t> stateOffset = stateOffsets(m, stage, &stateBytes);
   for (int32_t s = 0; s < entry.num_steps; ++s) {
     const nncc_step &st = entry.steps[s];
     out->first.push_back(out->ptrs.size());
@@ -70,7 +83,9 @@ void resolveStepArgs(const nncc_module &m, const nncc_entry &entry, At at, StepA
                        : r.kind == NNCC_BUFFER_STATE ? stateOffset[r.index] + r.offset
                                                      : r.offset;
       Ptr p{};
-      if (r.kind == NNCC_BUFFER_ARENA || r.kind == NNCC_BUFFER_WEIGHT || r.kind == NNCC_BUFFER_STATE)
+      if (r.kind == NNCC_BUFFER_STATE && stateOffset[r.index] < 0)
+        offset = -1;
+      else if (r.kind == NNCC_BUFFER_ARENA || r.kind == NNCC_BUFFER_WEIGHT || r.kind == NNCC_BUFFER_STATE)
         p = at(r.kind, offset);
       else
         out->patches.push_back(ArgPatch{out->ptrs.size(), r.kind, r.index, r.offset});

@@ -295,8 +295,14 @@ NNCC_RUNTIME_API nncc_status nncc_session_create(nncc_module_handle *module, con
                                                  const nncc_session_options *options, nncc_session **out);
 /** NULL is a no-op. */
 NNCC_RUNTIME_API void nncc_session_destroy(nncc_session *session);
-/** Bytes of device memory the session allocated (its arena). Constant over runs. */
+/** Bytes of device memory the session allocated (its arena and the module
+ *  state it holds). Constant over runs. */
 NNCC_RUNTIME_API int64_t nncc_session_allocated_bytes(const nncc_session *session);
+/** Sets *bytes to the bytes of module state the session holds (within
+ *  nncc_session_allocated_bytes): a sharded state's part; with pipeline
+ *  parallelism only the states of the session's stage and of every stage
+ *  (see nncc_session_read_state). */
+NNCC_RUNTIME_API nncc_status nncc_session_state_bytes(const nncc_session *session, int64_t *bytes);
 /** Canonical device string of the session ("cpu", "cuda:0"). */
 NNCC_RUNTIME_API const char *nncc_session_device(const nncc_session *session);
 /** Threads the session runs kernels on. */
@@ -318,11 +324,14 @@ NNCC_RUNTIME_API nncc_status nncc_session_run(nncc_session *session, const char 
  *  (tensor parallelism) is the whole tensor: reading it gathers the parts
  *  of the session's tensor group, a collective that every rank of the group
  *  must make, in the same order; writing it keeps this rank's part. With
- *  pipeline parallelism every rank holds every state, and a state one stage
- *  updates reads as that stage's value on every rank (a broadcast over the
- *  pipeline group: collective too); writing sets it on every rank. Saving
- *  a checkpoint and exporting ONNX read every state, so they are
- *  collective too. */
+ *  pipeline parallelism a session holds (allocates) only the states of its
+ *  own stage and those every stage updates alike (nncc_state.pipeline_stage
+ *  -1); a state one stage q updates reads as stage q's value on every rank
+ *  (a broadcast over the pipeline group from stage q: collective too; the
+ *  ranks of other stages receive it straight into `data`). Writing it sets
+ *  stage q's copy; the ranks of other stages accept the value and drop it
+ *  (loading a checkpoint alike). Saving a checkpoint and exporting ONNX
+ *  read every state, so they are collective too. */
 NNCC_RUNTIME_API nncc_status nncc_session_read_state(nncc_session *session, const char *name,
                                                      void *data, int64_t bytes);
 NNCC_RUNTIME_API nncc_status nncc_session_write_state(nncc_session *session, const char *name,

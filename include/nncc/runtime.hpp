@@ -576,8 +576,15 @@ public:
     }
   }
 
-  /// Device memory this session holds (its arena); constant across runs.
+  /// Device memory this session holds (its arena and module state); constant across runs.
   int64_t allocatedBytes() const { return nncc_session_allocated_bytes(session_.get()); }
+  /// Bytes of module state this session holds (nncc_session_state_bytes):
+  /// with pipeline parallelism, its own stage's and every stage's only.
+  int64_t stateBytes() const {
+    int64_t bytes = 0;
+    detail::check(nncc_session_state_bytes(session_.get(), &bytes));
+    return bytes;
+  }
   /// "cpu", "cuda:0".
   std::string device() const { return nncc_session_device(session_.get()); }
   int threads() const { return nncc_session_threads(session_.get()); }

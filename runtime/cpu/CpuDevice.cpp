@@ -62,7 +62,8 @@ public:
   }
 
 private:
-  /// Allocates the module state and sets it to its initial values.
+  /// Allocates the module state this session's pipeline stage holds
+  /// (holdsState) and sets it to its initial values.
   Status initState();
   /// The step loop, compiled twice: kProfile = false has no profiling code
   /// at all, so a session that does not profile pays nothing per step.
@@ -78,7 +79,7 @@ private:
   const nncc_plan &plan_; // the module's CPU plan
   ThreadPool pool_;
   void *arena_ = nullptr;
-  void *state_ = nullptr;               // the module state block (stateOffsets)
+  void *state_ = nullptr;               // the module state block (stateOffsets: this stage's states)
   std::vector<int64_t> stateOffset_;
   int64_t allocated_ = 0;
   std::vector<StepArgs<void *>> stepArgs_; // per entry
@@ -137,7 +138,7 @@ Status CpuSession::init() {
   stepArgs_.resize(static_cast<size_t>(plan_.num_entries));
   for (int32_t e = 0; e < plan_.num_entries; ++e)
     resolveStepArgs(
-        m, plan_.entries[e],
+        m, groups_.p, plan_.entries[e],
         [&](int32_t kind, int64_t offset) -> void * {
           // Weights are read-only (the verifier rejects steps writing them).
           uint8_t *base = kind == NNCC_BUFFER_ARENA   ? arena
@@ -155,7 +156,7 @@ Status CpuSession::init() {
 Status CpuSession::initState() {
   const nncc_module &m = module_.abi();
   int64_t bytes = 0;
-  stateOffset_ = stateOffsets(m, &bytes);
+  stateOffset_ = stateOffsets(m, groups_.p, &bytes);
   if (bytes == 0)
     return Status::ok();
   state_ = std::aligned_alloc(kAlign, static_cast<size_t>(bytes));
@@ -165,7 +166,8 @@ Status CpuSession::initState() {
   std::memset(state_, 0, static_cast<size_t>(bytes));
   allocated_ += bytes;
   for (int32_t i = 0; i < m.num_states; ++i)
-    if (m.states[i].init_weight >= 0 && m.states[i].shard_parts <= 1) // a part: the Session writes it
+    if (stateOffset_[i] >= 0 && m.states[i].init_weight >= 0 &&
+        m.states[i].shard_parts <= 1) // a part: the Session writes it
       std::memcpy(static_cast<uint8_t *>(state_) + stateOffset_[i],
                   module_.weights() + m.weights[m.states[i].init_weight].offset,
                   static_cast<size_t>(m.states[i].bytes));

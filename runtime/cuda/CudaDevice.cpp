@@ -208,7 +208,7 @@ Status CudaSession::init() {
     staging = std::max(staging, bytes);
   }
   int64_t workspace = hasGemm ? kGemmWorkspaceBytes : 0, stateBytes = 0;
-  stateOffset_ = stateOffsets(m, &stateBytes);
+  stateOffset_ = stateOffsets(m, groups_.p, &stateBytes); // P = 1 here (refused above otherwise): every state
   arenaBytes_ = scratch + staging + workspace + stateBytes;
   if (arenaBytes_ > 0) {
     NNCC_CU_CALL(driver_, where_ + format(" (the %lld-byte arena)", (long long)arenaBytes_),
@@ -223,7 +223,8 @@ Status CudaSession::init() {
   // The module state starts as its weights (the arena is zero already).
   state_ = arena_ + scratch + staging + workspace;
   for (int32_t i = 0; i < m.num_states; ++i)
-    if (m.states[i].init_weight >= 0 && m.states[i].shard_parts <= 1) // a part: the Session writes it
+    if (stateOffset_[i] >= 0 && m.states[i].init_weight >= 0 &&
+        m.states[i].shard_parts <= 1) // a part: the Session writes it
       NNCC_CU_CALL(driver_, where_, cuMemcpyDtoDAsync, state_ + stateOffset_[i],
                    code_->weights() + m.weights[m.states[i].init_weight].offset,
                    static_cast<size_t>(m.states[i].bytes), stream_);
@@ -263,7 +264,7 @@ Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
   // each is known now (inputs and outputs are used in place only when
   // kAlign-aligned, else staged), which cuBLASLt's algorithm choice needs.
   resolveStepArgs(
-      m, entry,
+      m, groups_.p, entry,
       [&](int32_t kind, int64_t offset) {
         CUdeviceptr base = kind == NNCC_BUFFER_ARENA ? arena_ : kind == NNCC_BUFFER_STATE ? state_ : code_->weights();
         return base + static_cast<CUdeviceptr>(offset);

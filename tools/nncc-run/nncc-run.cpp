@@ -595,8 +595,8 @@ int run(Options o) {
       }
     throw nncc::Error(e.status(), msg);
   }
-  std::printf("allocated %lld bytes on %s\n", static_cast<long long>(session.allocatedBytes()),
-              session.device().c_str());
+  std::printf("allocated %lld bytes on %s (%lld of module state)\n", static_cast<long long>(session.allocatedBytes()),
+              session.device().c_str(), static_cast<long long>(session.stateBytes()));
 
   if (!o.outputDir.empty()) {
     for (size_t k = 0; k < entry.outputs.size(); ++k) {

@@ -20,6 +20,7 @@ using ::testing::HasSubstr;
 namespace {
 
 constexpr int64_t kN = 262144;
+constexpr int64_t kStateBytes = kN * 4; // w0 or w1
 
 /// x f32[3, N] of data index d: distinct per microbatch, element and d,
 /// exact in f32 (as are the results below 2^24).
@@ -75,14 +76,17 @@ TEST(PipelineMpi, OneFOneBStagedStateAndCheckpoints) {
   options.distributed = world;
   nncc::Session s(m, nncc::Device::cpu(), options);
   EXPECT_EQ(s.pipelineStage(), w);
+  // Each stage allocates its own state only: w0 on rank 0, w1 on rank 1
+  // (the twin, below, holds both).
+  EXPECT_EQ(s.stateBytes(), kStateBytes);
 
   // Stage 0 computes, stage 1 answers; both return the data-group mean (a
   // group of one here). w0 += 1 on stage 0, w1 += 2 on stage 1 per run.
   std::vector<float> x = inputOf(0);
   expectStep(s, x, 0, 0, 0, "run 1");
   expectStep(s, x, 0, 1, 2, "run 2");
-  // Each state reads as its owner's value on every rank (the other stage's
-  // copy never moved).
+  // Each state reads as its owner's value on every rank (the other stage
+  // has no copy: it receives the owner's).
   expectState(s, "w0", 2);
   expectState(s, "w1", 4);
 
@@ -92,6 +96,8 @@ TEST(PipelineMpi, OneFOneBStagedStateAndCheckpoints) {
   s.saveCheckpoint(at2);
   nncc::Module twinModule = nncc::Module::load(FIXTURE_PP_TWIN_SO);
   nncc::Session twin(twinModule, nncc::Device::cpu(), {1});
+  EXPECT_EQ(twin.stateBytes(), 2 * kStateBytes);
+  EXPECT_EQ(s.allocatedBytes(), twin.allocatedBytes() - kStateBytes); // the same arena, one state less
   twin.loadCheckpoint(at2);
   std::string at1 = dir + "/at1." + std::to_string(w) + ".ckpt";
   twin.saveCheckpoint(at1);
@@ -99,7 +105,8 @@ TEST(PipelineMpi, OneFOneBStagedStateAndCheckpoints) {
   expectStep(twin, x, 0, 2, 4, "twin after the pp=2 checkpoint");
   expectStep(s, x, 0, 2, 4, "run 3");
 
-  // ...and the twin's loads at pp=2: every rank writes every state.
+  // ...and the twin's loads at pp=2: each stage keeps its own states' values
+  // (the other stage's are read and dropped).
   std::vector<float> seven(kN, 7.0f), nine(kN, 9.0f);
   twin.setState("w0", nncc::Tensor::wrap(seven.data(), nncc::DType::f32, {kN}));
   twin.setState("w1", nncc::Tensor::wrap(nine.data(), nncc::DType::f32, {kN}));
@@ -108,6 +115,17 @@ TEST(PipelineMpi, OneFOneBStagedStateAndCheckpoints) {
   expectState(s, "w0", 7);
   expectState(s, "w1", 9);
   expectStep(s, x, 0, 7, 9, "run after loading the twin's checkpoint");
+  expectState(s, "w0", 8);
+  expectState(s, "w1", 11);
+
+  // Writing another stage's state is accepted and dropped: rank w writes
+  // 100 + w to w0 and 200 + w to w1, and each keeps its owner's value.
+  std::vector<float> mine0(kN, 100.0f + static_cast<float>(w)), mine1(kN, 200.0f + static_cast<float>(w));
+  s.setState("w0", nncc::Tensor::wrap(mine0.data(), nncc::DType::f32, {kN}));
+  s.setState("w1", nncc::Tensor::wrap(mine1.data(), nncc::DType::f32, {kN}));
+  expectState(s, "w0", 100);
+  expectState(s, "w1", 201);
+  expectStep(s, x, 0, 100, 201, "run after each rank wrote both states");
   world.barrier();
 }
 
@@ -129,6 +147,7 @@ TEST(PipelineMpiDp2, DataGroupsAcrossStages) {
   nncc::Module m = nncc::Module::load(FIXTURE_PP_DP2_SO);
   nncc::Session s(m, nncc::Device::cpu(), options);
   EXPECT_EQ(s.pipelineStage(), p);
+  EXPECT_EQ(s.stateBytes(), kStateBytes); // w0 on stage 0, w1 on stage 1
   // Stage 1 of data index d gets stage 0's activations of the same d: the
   // mean over d of 2 (x_d + w0) + w1, x_1 = x_0 + 100. A sum, or stages of
   // mixed data indices, give other numbers.

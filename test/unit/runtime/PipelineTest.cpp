@@ -44,6 +44,7 @@ TEST(Pipeline, TwinComputesBothStages) {
   nncc::Session s(m, nncc::Device::cpu(), {1});
   EXPECT_EQ(s.pipelineStage(), 0);
   constexpr int64_t n = 262144;
+  EXPECT_EQ(s.stateBytes(), 2 * n * 4); // one stage holds w0 and w1
   std::vector<float> x(3 * n, 1.5f);
   for (float w : {0.0f, 1.0f}) {
     nncc::TensorMap out = s.run("step", {{"x", nncc::Tensor::wrap(x.data(), nncc::DType::f32, {3, n})}});
