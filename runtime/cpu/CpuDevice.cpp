@@ -51,17 +51,28 @@ public:
   Status run(int32_t entry, const void *const *inputs, void *const *outputs,
              Profiler *profiler) override;
   Status readState(int32_t i, void *dst) override {
+    NNCC_RETURN_IF_ERROR(checkHeld(i));
     std::memcpy(dst, static_cast<uint8_t *>(state_) + stateOffset_[i],
                 static_cast<size_t>(module_.abi().states[i].bytes));
     return Status::ok();
   }
   Status writeState(int32_t i, const void *src) override {
+    NNCC_RETURN_IF_ERROR(checkHeld(i));
     std::memcpy(static_cast<uint8_t *>(state_) + stateOffset_[i], src,
                 static_cast<size_t>(module_.abi().states[i].bytes));
     return Status::ok();
   }
 
 private:
+  /// An internal error unless this session holds state `i` (holdsState).
+  Status checkHeld(int32_t i) const {
+    return stateOffset_[i] >= 0
+               ? Status::ok()
+               : error(NNCC_ERROR_INTERNAL, format("state '%s' is pipeline stage %d's, not allocated by a session of "
+                                                   "stage %d",
+                                                   module_.abi().states[i].name,
+                                                   module_.abi().states[i].pipeline_stage, groups_.p));
+  }
   /// Allocates the module state this session's pipeline stage holds
   /// (holdsState) and sets it to its initial values.
   Status initState();
