@@ -245,9 +245,19 @@ def main():
             f.write("# Backend tests that pass on the CPU target; this list may only grow.\n")
             for name in sorted(passed | listed):
                 f.write(name + "\n")
-    regressions = sorted(expected - passed)
-    for name in regressions:
-        print(f"REGRESSION: {name} is in the pass list but fails")
+    # A listed test that failed beside the rest of `make check` runs once more
+    # alone: one that passes then is reported as flaky (with why it failed
+    # first) rather than failing the suite; one that fails again is a regression.
+    why_failed = {t[1]: r[1] for t, r in zip(tests, results) if r[0] != "pass"}
+    by_name = {t[1]: t for t in tests}
+    regressions = []
+    for name in sorted(expected - passed):
+        status, why = run_test(args, *by_name[name]) if name in by_name else ("fail", "not found")
+        if status == "pass":
+            print(f"FLAKY: {name} failed ({why_failed.get(name)}) and passed when run again alone")
+        else:
+            regressions.append(name)
+            print(f"REGRESSION: {name} is in the pass list but fails: {why}")
     for name in without_gpu:
         print(f"NO GPU CODE: {name} passes on the CPU but its PTX did not assemble for {', '.join(archs)}")
     return 1 if regressions or without_gpu else 0
