@@ -102,7 +102,7 @@ FailureOr<OptimizerState> getOrCreateOptimizerState(ModuleOp module, ArrayRef<ml
 
 Value buildOptimizerStep(OpBuilder &b, Location loc, ArrayRef<ml_program::GlobalOp> params,
                          const OptimizerState &state, ValueRange grads, Value lr,
-                         const OptimizerOptions &o) {
+                         const OptimizerOptions &o, int64_t pipelineStages) {
   Arith a{b, loc};
   Value step = a.add(a.load(state.step), a.scalar(1));
   a.store(state.step, step);
@@ -110,6 +110,11 @@ Value buildOptimizerStep(OpBuilder &b, Location loc, ArrayRef<ml_program::Global
   // torch.nn.utils.clip_grad_norm_: one L2 norm over every gradient,
   // scaled by max_norm / (norm + 1e-6) when that is below 1.
   if (o.gradClip > 0) {
+    auto sumOver = [&](Value x, int64_t ranks, StringRef group) {
+      return dist::AllReduceOp::create(b, loc, TypeRange{x.getType()}, ValueRange{x}, b.getStringAttr("sum"),
+                                       b.getI64IntegerAttr(ranks), b.getStringAttr(group))
+          .getResult(0);
+    };
     // A parameter split over the tensor group holds part of the norm.
     Value squares = a.scalar(0), splitSquares = a.scalar(0);
     int64_t splitParts = 1;
@@ -121,11 +126,10 @@ Value buildOptimizerStep(OpBuilder &b, Location loc, ArrayRef<ml_program::Global
         splitParts = shard[1];
     }
     if (splitParts > 1)
-      squares = a.add(squares, dist::AllReduceOp::create(b, loc, TypeRange{splitSquares.getType()},
-                                                         ValueRange{splitSquares}, b.getStringAttr("sum"),
-                                                         b.getI64IntegerAttr(splitParts),
-                                                         b.getStringAttr("tensor"))
-                                   .getResult(0));
+      squares = a.add(squares, sumOver(splitSquares, splitParts, "tensor"));
+    // Each pipeline stage holds the gradients of its own weights.
+    if (pipelineStages > 1)
+      squares = sumOver(squares, pipelineStages, "pipeline");
     Value coef = a.min(a.scalar(1), a.div(a.scalar(o.gradClip), a.add(a.sqrt(squares), a.scalar(1e-6))));
     for (Value &x : g)
       x = a.mul(x, coef);

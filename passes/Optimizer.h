@@ -46,11 +46,13 @@ mlir::FailureOr<OptimizerState> getOrCreateOptimizerState(mlir::ModuleOp module,
 /// Builds, at `b`'s insertion point, one optimizer step: reads each param
 /// and its state, applies `grads` (one per param, the param's type) with the
 /// run-time learning rate `lr` (f32 scalar), and stores the new param and
-/// state. Returns the new step count (f32 scalar).
+/// state. Returns the new step count (f32 scalar). With `pipelineStages` > 1
+/// `params` are one stage's, and the gradient norm of --grad-clip is summed
+/// over the stages (an all-reduce over the pipeline group).
 mlir::Value buildOptimizerStep(mlir::OpBuilder &b, mlir::Location loc,
                                llvm::ArrayRef<mlir::ml_program::GlobalOp> params,
                                const OptimizerState &state, mlir::ValueRange grads, mlir::Value lr,
-                               const OptimizerOptions &options);
+                               const OptimizerOptions &options, int64_t pipelineStages = 1);
 
 } // namespace nncc
 

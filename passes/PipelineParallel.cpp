@@ -452,11 +452,6 @@ struct PipelineParallelPass : nncc::impl::PipelineParallelPassBase<PipelineParal
     if (train) {
       if (failed(checkOptimizerOptions(module, "nncc-pipeline-parallel", o)))
         return signalPassFailure();
-      if (gradClip > 0) {
-        module.emitError("nncc-pipeline-parallel: --grad-clip is not supported with pipeline stages yet (the "
-                         "norm spans the stages)");
-        return signalPassFailure();
-      }
       trainable = trainableGlobals(module);
       if (trainable.empty()) {
         module.emitError("nncc-pipeline-parallel: the model has no trainable weights");
@@ -611,7 +606,13 @@ struct PipelineParallelPass : nncc::impl::PipelineParallelPassBase<PipelineParal
         if (isFloatTensor(r.getType()))
           r = synchronized(b, loc, r);
     }
-    buildOptimizerStep(b, loc, params, mine, paramGrads, entry.getArgument(entry.getNumArguments() - 1), o);
+    // The clipping norm's all-reduce is pure: a stage without weights would
+    // lose it to canonicalization and leave the others waiting.
+    if (o.gradClip > 0 && params.empty())
+      return entry.emitError("nncc-pipeline-parallel: stage ")
+             << s << " updates no weight, but --grad-clip sums the gradient norm over every stage";
+    buildOptimizerStep(b, loc, params, mine, paramGrads, entry.getArgument(entry.getNumArguments() - 1), o,
+                       stages);
     func::ReturnOp::create(b, loc, e.shareResults(results, resultTypes));
     grad->erase();
     stageFn.erase();

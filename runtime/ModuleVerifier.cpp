@@ -167,15 +167,15 @@ Status verifyCollective(const nncc_module &m, const std::string &where, const nn
     return invalid(where + format("unknown reduction %lld", (long long)ip[NNCC_COLLECTIVE_REDUCTION]));
   if (ip[NNCC_COLLECTIVE_DTYPE] != NNCC_DTYPE_F32)
     return error(NNCC_ERROR_UNSUPPORTED, where + "collectives reduce f32 only");
-  int64_t group = ip[NNCC_COLLECTIVE_GROUP];
-  if (group != NNCC_GROUP_DATA && group != NNCC_GROUP_TENSOR)
-    return invalid(where + format("unknown parallel group %lld for an all-reduce (1: data, 2: tensor)",
+  int64_t group = ip[NNCC_COLLECTIVE_GROUP], size = groupSize(m, group);
+  if (size == 0)
+    return invalid(where + format("unknown parallel group %lld for an all-reduce (1: data, 2: tensor, 3: pipeline)",
                                   (long long)group));
-  int64_t size = groupSize(m, group);
   if (ip[NNCC_COLLECTIVE_GROUP_SIZE] != size)
-    return invalid(where + format("its %s group has %lld ranks, but the module's layout dp=%d x tp=%d gives it %lld",
+    return invalid(where + format("its %s group has %lld ranks, but the module's layout dp=%d x pp=%d x tp=%d "
+                                  "gives it %lld",
                                   groupName(group), (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE], m.data_parallel,
-                                  m.tensor_parallel, (long long)size));
+                                  m.pipeline_parallel, m.tensor_parallel, (long long)size));
   int32_t k = st.num_args / 2;
   for (int32_t a = 0; a < k; ++a)
     if (st.args[a].bytes != st.args[k + a].bytes || st.args[a].bytes % 4 != 0)

@@ -30,8 +30,8 @@ static LogicalResult verifyAllReduce(Operation *op, ValueRange inputs, ValueRang
     return op->emitOpError("reduction must be 'sum' or 'mean', not '") << reduction << "'";
   if (groupSize < 1)
     return op->emitOpError("group_size must be at least 1");
-  if (group != "data" && group != "tensor")
-    return op->emitOpError("group must be 'data' or 'tensor', not '") << group << "'";
+  if (group != "data" && group != "tensor" && group != "pipeline")
+    return op->emitOpError("group must be 'data', 'tensor' or 'pipeline', not '") << group << "'";
   return success();
 }
 

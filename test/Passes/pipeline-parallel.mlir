@@ -1,5 +1,6 @@
 // RUN: nncc-opt %s -nncc-pipeline-parallel="stages=2 micro-batches=2" | FileCheck %s
 // RUN: nncc-opt %s -nncc-pipeline-parallel="stages=2 micro-batches=2 train=true loss=mse" | FileCheck %s --check-prefix=TRAIN
+// RUN: nncc-opt %s -nncc-pipeline-parallel="stages=2 micro-batches=2 train=true loss=mse grad-clip=1.0" | FileCheck %s --check-prefix=CLIP
 
 // Two layers of equal cost: the cut falls between them (the relu between
 // is as close to the middle on either side: the first wins). Each stage's
@@ -62,6 +63,16 @@
 // TRAIN: dist.send %[[LOSS]] {group_size = 2 : i64, peer = 0 : i64} : tensor<f32>
 // TRAIN: return %[[LOSS]]
 // TRAIN-NOT: func.func @"train_step.fn"
+// --grad-clip: each stage's sum of squared gradients is summed over the
+// pipeline group before the norm scales its own gradients.
+// CLIP-LABEL: func.func @train_step.stage0
+// CLIP: %[[S0:.*]] = dist.all_reduce %{{.*}} {group = "pipeline", group_size = 2 : i64, reduction = "sum"} : (tensor<f32>) -> tensor<f32>
+// CLIP: nn.sqrt %[[S0]]
+// CLIP: ml_program.global_store @w1
+// CLIP-LABEL: func.func @train_step.stage1
+// CLIP: %[[S1:.*]] = dist.all_reduce %{{.*}} {group = "pipeline", group_size = 2 : i64, reduction = "sum"} : (tensor<f32>) -> tensor<f32>
+// CLIP: nn.sqrt %[[S1]]
+// CLIP: ml_program.global_store @w2
 ml_program.global private mutable @w1(dense<0.5> : tensor<8x8xf32>) : tensor<8x8xf32>
 ml_program.global private mutable @w2(dense<0.25> : tensor<8x8xf32>) : tensor<8x8xf32>
 func.func @forward(%x: tensor<2x8xf32> {nn.name = "x"}) -> (tensor<2x8xf32> {nn.name = "y"}) {

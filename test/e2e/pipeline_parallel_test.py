@@ -16,6 +16,9 @@ micro-batches of 4 samples (1F1B in training). Checks:
   gives its next loss;
 - pp=3 with 4 micro-batches (the middle stage receives and sends both ways):
   the same training check;
+- --grad-clip=0.05 (below the gradients' norm, so every step is clipped by the
+  norm summed over the stages and tensor parts): pp=2 and tp=2 x pp=2 against
+  one process with the same clip;
 - refusals: micro-batches that do not divide the batch, and a pp:2 module run
   by one process.
 Exits 77 (reported by ctest as skipped) when mpirun is missing.
@@ -34,8 +37,12 @@ from e2e_util import run, run_checks, work_folder  # noqa: E402
 from tensor_parallel_test import BATCH, MAKE_MODELS, TRAIN, Setup, check_inference, train_against_single  # noqa: E402
 
 
+FREEZE = ["--freeze=.*_(scale|sqrt2|one|half)"]
+
+
 def check_training(setup, layout, ranks):
-    return train_against_single(setup, layout.split(), ranks, layout)
+    label = layout + (" --grad-clip" if any(f.startswith("--grad-clip") for f in setup.flags) else "")
+    return train_against_single(setup, layout.split(), ranks, label)
 
 
 def check_refusals(setup):
@@ -66,7 +73,10 @@ def main():
         return 77
     work, tmp = work_folder(args.work_dir, "nncc-pipeline-parallel-")
     run([sys.executable, MAKE_MODELS, work, "--batch", str(BATCH)], "make_models.py")
-    setup = Setup(args, work, "transformer", TRAIN + ["--freeze=.*_(scale|sqrt2|one|half)"])
+    setup = Setup(args, work, "transformer", TRAIN + FREEZE)
+    # A norm limit below the gradients' norm from the first step on: every
+    # step is clipped by the norm over all stages (and tensor parts).
+    clipped = Setup(args, work, "transformer-clip", TRAIN + FREEZE + ["--grad-clip=0.05"], model="transformer")
     checks = [
         ("inference", lambda: check_inference(setup, ["--parallel=pp:2", "--micro-batches=4"], 2)),
         ("pp=2", lambda: check_training(setup, "--parallel=pp:2 --micro-batches=4", 2)),
@@ -74,6 +84,8 @@ def main():
         ("dp=2 x pp=2", lambda: check_training(setup, "--parallel=dp:2,pp:2 --micro-batches=2", 4)),
         ("tp=2 x pp=2", lambda: check_training(setup, "--parallel=tp:2,pp:2 --micro-batches=2", 4)),
         ("dp=2 x tp=2 x pp=2", lambda: check_training(setup, "--parallel=dp:2,tp:2,pp:2 --micro-batches=2", 8)),
+        ("pp=2, --grad-clip", lambda: check_training(clipped, "--parallel=pp:2 --micro-batches=4", 2)),
+        ("tp=2 x pp=2, --grad-clip", lambda: check_training(clipped, "--parallel=tp:2,pp:2 --micro-batches=2", 4)),
         ("refusals", lambda: check_refusals(setup)),
     ]
     return run_checks(checks, tmp)

@@ -51,11 +51,11 @@ TRAIN = ["--train", "--target=cpu", "--optimizer=momentum", "--loss=mse"]
 
 class Setup:
     """A model at the global batch (x and mse labels of [16, 64] per sample), its data and the one-process
-    reference losses; `name` prefixes its files."""
+    reference losses; `name` prefixes its files, and names the model unless `model` does."""
 
-    def __init__(self, args, work, name, flags):
+    def __init__(self, args, work, name, flags, model=None):
         self.args, self.work, self.name, self.flags = args, work, name, flags
-        self.model = os.path.join(work, f"{name}.onnx")
+        self.model = os.path.join(work, f"{model or name}.onnx")
         self.data = os.path.join(work, f"{name}-data")
         os.makedirs(self.data, exist_ok=True)
         rng = np.random.default_rng(11)

@@ -16,6 +16,14 @@ func.func @group(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @group_name(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{group must be 'data', 'tensor' or 'pipeline', not 'stage'}}
+  %r = dist.all_reduce %a {group = "stage", group_size = 2 : i64, reduction = "sum"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 func.func @types(%a: tensor<4xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{results must have the operands' types}}
   %r = dist.all_reduce %a {group_size = 2 : i64, reduction = "sum"} : (tensor<4xf32>) -> tensor<2xf32>
