@@ -4,8 +4,12 @@
 #include "../Device.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <tuple>
+#include <unistd.h>
+#include <vector>
 
 namespace nncc::rt {
 
@@ -29,6 +33,52 @@ std::string layoutText(int32_t dp, int32_t pp, int32_t tp) {
   if (dims == 1)
     return format("%sparallel ranks (--parallel=%s)", parts.c_str(), flag.c_str());
   return format("%lld ranks (--parallel=%s: %sparallel)", (long long)dp * pp * tp, flag.c_str(), parts.c_str());
+}
+
+/// This process's machine: NNCC_HOST_NAME (containers that share one host
+/// name; tests), else gethostname.
+std::string machineName() {
+  if (const char *name = std::getenv("NNCC_HOST_NAME"); name && *name)
+    return name;
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0)
+    return "?";
+  return name;
+}
+
+/// A tensor group all-reduces inside every split layer, so its ranks belong
+/// on one machine (NVLink, shared memory), with data and pipeline groups
+/// across machines. The world's ranks exchange a 24-bit hash of their
+/// machine's name (one all-reduce of `size` floats: exact below 2^24), and
+/// world rank 0 warns about each tensor group on several machines, with how
+/// to launch instead. A warning, not an error: the results are the same.
+Status warnAboutSplitTensorGroups(Communicator &world, int32_t tp) {
+  uint32_t hash = 2166136261u; // FNV-1a
+  for (unsigned char c : machineName())
+    hash = (hash ^ c) * 16777619u;
+  std::vector<float> machine(static_cast<size_t>(world.size()), 0.0f);
+  machine[static_cast<size_t>(world.rank())] = static_cast<float>(hash & 0xffffffu);
+  NNCC_RETURN_IF_ERROR(world.allReduceF32(machine.data(), static_cast<int64_t>(machine.size()), false)
+                           .prefix(format("rank %d of %d (%s): comparing the ranks' machines: ", world.rank(),
+                                          world.size(), world.backend())));
+  if (world.rank() != 0)
+    return Status::ok();
+  std::string split;
+  int groups = 0;
+  for (int first = 0; first < world.size(); first += tp)
+    if (!std::all_of(machine.begin() + first, machine.begin() + first + tp,
+                     [&](float m) { return m == machine[static_cast<size_t>(first)]; })) {
+      if (++groups <= 4)
+        split += format("%s%d-%d", split.empty() ? "" : ", ", first, first + tp - 1);
+    }
+  if (groups > 0)
+    std::fprintf(stderr,
+                 "nncc: warning: %d tensor-parallel group%s of %d ranks span%s machines (ranks %s%s): every split "
+                 "layer's all-reduce crosses the network; start consecutive ranks on one machine, %d or a "
+                 "multiple of %d per machine (mpirun --map-by slot, or --map-by ppr:%d:node)\n",
+                 groups, groups == 1 ? "" : "s", tp, groups == 1 ? "s" : "", split.c_str(), groups > 4 ? ", ..." : "",
+                 tp, tp, tp);
+  return Status::ok();
 }
 
 } // namespace
@@ -81,6 +131,9 @@ Status makeParallelGroups(const Module &module, const nncc_plan &plan, const std
   NNCC_RETURN_IF_ERROR(make(needData, dp, g.p * tp + g.t, d, &g.data));
   NNCC_RETURN_IF_ERROR(make(needTensor, tp, d * pp + g.p, g.t, &g.tensor));
   NNCC_RETURN_IF_ERROR(make(needPipeline, pp, d * tp + g.t, g.p, &g.pipeline));
+  // Processes of one machine (NCCL's local communicator) need no check.
+  if (needTensor && tp > 1 && std::strcmp(world->backend(), "mpi") == 0)
+    NNCC_RETURN_IF_ERROR(warnAboutSplitTensorGroups(*world, tp));
   *out = std::move(g);
   return Status::ok();
 }

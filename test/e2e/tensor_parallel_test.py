@@ -18,6 +18,9 @@ products meet in one sum over the tensor group per block. Checks:
   into the one-process module and gives its next loss;
 - a GPT-2 block (fused Q/K/V projection split in three) at tp=2: the same
   training check, its fused weight cut in three blocks;
+- placement: a tensor group whose ranks say they run on different machines
+  (NNCC_HOST_NAME per rank) makes rank 0 warn naming its ranks, and tensor
+  groups each on one machine make no warning;
 - a layout the model cannot take (tp=3: 4 heads and 64 features do not
   split in 3) is refused naming it, and a tp=2 module run by one process is
   refused naming the world it needs.
@@ -137,6 +140,33 @@ def train_against_single(setup, flags, ranks, label):
                 f"process: next loss relative difference {next_rel:.2g}")
 
 
+def check_placement(setup):
+    """A tensor group whose ranks run on different machines (NNCC_HOST_NAME per rank) makes rank 0 warn,
+    naming the group's ranks; tensor groups each on one machine do not."""
+    args = setup.args
+    inputs = os.path.join(setup.work, "inputs")
+    results = []
+    for layout, ranks, machine, want in (("tp:2", 2, "$OMPI_COMM_WORLD_RANK", "(ranks 0-1)"),
+                                         ("dp:2,tp:2", 4, "$((OMPI_COMM_WORLD_RANK % 2))", "(ranks 0-1, 2-3)"),
+                                         ("dp:2,tp:2", 4, "$((OMPI_COMM_WORLD_RANK / 2))", None)):
+        # The modules of the inference and training checks (dp needs --train): one step.
+        if layout.startswith("dp"):
+            so = setup.compile("train-" + re.sub(r"[^a-z0-9]+", "-", f"--parallel={layout}").strip("-"),
+                               setup.flags + [f"--parallel={layout}"])
+            run_args = ["--train", "--data", setup.data, "--steps", "1", "--lr", LR]
+        else:
+            so = setup.compile("infer-parallel" + layout.replace(":", ""), ["--target=cpu", f"--parallel={layout}"])
+            run_args = ["--input-dir", inputs]
+        cmd = f'NNCC_HOST_NAME=machine{machine} exec "$0" "$@"'
+        p = subprocess.run(mpirun(args, ranks) + ["sh", "-c", cmd, args.nncc_run, so, *run_args, "--threads", "1"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        warned = [line for line in p.stdout.splitlines() if "tensor-parallel group" in line]
+        good = p.returncode == 0 and (len(warned) == 1 and want in warned[0] if want else not warned)
+        results.append((good, f"{layout} on machines {machine}: {warned[0] if warned else 'no warning'}"))
+    ok = all(good for good, _ in results)
+    return ok, f"placement: {'ok' if ok else 'FAIL'}: " + "; ".join(text for _, text in results)
+
+
 def check_refusals(setup):
     args = setup.args
     p = subprocess.run([args.nncc, setup.model, "--target=cpu", "--parallel=tp:3", "-o",
@@ -180,6 +210,7 @@ def main():
         ("dp=2 x tp=2", lambda: check_training(setup, 2, 2)),
         ("tp=2 gpu plan", lambda: check_training(setup, 1, 2, "gpu")),
         ("gpt tp=2", lambda: check_training(gpt, 1, 2)),
+        ("placement", lambda: check_placement(setup)),
         ("refusals", lambda: check_refusals(setup)),
     ]
     return run_checks(checks, tmp)
