@@ -609,7 +609,7 @@ struct PipelineParallelPass : nncc::impl::PipelineParallelPassBase<PipelineParal
     // The clipping norm's all-reduce is pure: a stage without weights would
     // lose it to canonicalization and leave the others waiting.
     if (o.gradClip > 0 && params.empty())
-      return entry.emitError("nncc-pipeline-parallel: stage ")
+      return module.emitError("nncc-pipeline-parallel: stage ")
              << s << " updates no weight, but --grad-clip sums the gradient norm over every stage";
     buildOptimizerStep(b, loc, params, mine, paramGrads, entry.getArgument(entry.getNumArguments() - 1), o,
                        stages);
