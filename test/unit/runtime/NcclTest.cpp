@@ -729,6 +729,42 @@ TEST(NcclFailure, RunFailsNamingTheStep) {
                                      std::to_string(r) + ") was aborted after an earlier error"));
 }
 
+/// The same for send/recv steps (fixtures/pipeline.c, pp=2): with
+/// NNCC_FAKE_NCCL_FAIL=async or hang the stages' ncclSend/ncclRecv fail
+/// when they run, every rank's run fails naming the entry and the rank (and
+/// with hang aborts the communicators), and the next run says why it cannot
+/// run. =allreduce fails all-reduces only: the pipeline (whose data mean is
+/// over a group of one) runs.
+TEST(NcclFailure, PipelineRunFailsNamingTheEntry) {
+  const char *mode = std::getenv("NNCC_FAKE_NCCL_FAIL");
+  if (!kHostCuda || !mode)
+    GTEST_SKIP() << "needs the host fixtures and NNCC_FAKE_NCCL_FAIL";
+  Ranks ranks(FIXTURE_PP_SO, {0, 1});
+  std::vector<float> x = pipelineInput(0, 0);
+  std::vector<std::string> errors =
+      together(2, [&](int r) { ranks.sessions[r].run("step", {{"x", wrapPipeline(x)}}); });
+  if (std::string(mode) == "allreduce") {
+    EXPECT_EQ(errors, (std::vector<std::string>{"", ""}));
+    return;
+  }
+  for (int r = 0; r < 2; ++r) {
+    std::string failed = "cuda:" + std::to_string(r) + ": entry 'step' (rank " + std::to_string(r) +
+                         " of 2 (nccl, cuda:" + std::to_string(r) +
+                         ")): a collective step failed: remote process exited or there was a network error "
+                         "(ncclRemoteError)";
+    EXPECT_THAT(errors[r], HasSubstr(failed));
+    if (std::string(mode) == "hang")
+      EXPECT_THAT(errors[r], HasSubstr(failed + "; the NCCL communicator was aborted"));
+  }
+  if (std::string(mode) != "hang")
+    return;
+  errors = together(2, [&](int r) { ranks.sessions[r].run("step", {{"x", wrapPipeline(x)}}); });
+  EXPECT_THAT(errors[0], HasSubstr("cuda:0: entry 'step' step 1 ('send_a0'): the NCCL communicator of rank 0 of 2 "
+                                   "(nccl, cuda:0) was aborted after an earlier error"));
+  EXPECT_THAT(errors[1], HasSubstr("cuda:1: entry 'step' step 0 ('recv_a0'): the NCCL communicator of rank 1 of 2 "
+                                   "(nccl, cuda:1) was aborted after an earlier error"));
+}
+
 /// NNCC_NCCL_LIBRARY pointing nowhere: UNAVAILABLE, naming what was tried.
 TEST(NcclMissing, SaysWhatWasTried) {
   const char *lib = std::getenv("NNCC_NCCL_LIBRARY");
