@@ -50,7 +50,6 @@ struct EntryPlan {
   std::vector<CUevent> events;      // profiling: one before each step and one after the last
   bool collective = false;          // has collective steps: NCCL's asynchronous errors are checked
   std::vector<int32_t> p2pRuns;     // per step, pointToPointRuns: send/recv steps issued together
-  bool planned = false;             // an entry of this session's pipeline stage (no other runs here)
 };
 
 class CudaSession final : public DeviceSession {
@@ -290,7 +289,6 @@ Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
   const nncc_module &m = module_.abi();
   const nncc_entry &entry = plan_.entries[e];
   EntryPlan &plan = entryPlans_[e];
-  plan.planned = true;
   plan.p2pRuns = pointToPointRuns(entry);
   int64_t at = stagingBase;
   for (int32_t i = 0; i < entry.num_inputs; ++i) {
