@@ -21,7 +21,8 @@
 #          graphs, device pointers, profiling on cuda:0), then the NCCL tests
 #          (runtime_nccl_tests: collective steps of one session per GPU over
 #          a one-process NCCL world, dp=2 on two GPUs, mean and sum, eager and
-#          replayed from a CUDA Graph; with one GPU the two-rank tests skip,
+#          replayed from a CUDA Graph; pp=2 send/recv steps over NCCL on two
+#          GPUs and dp=2 x pp=2 on four; with one GPU the two-rank tests skip,
 #          saying so, and a world of one still runs ncclAllReduce); without
 #          libnccl.so.2 on the linker path or in $CUDA_HOME, the nvidia-nccl
 #          wheel next to torch is used through NNCC_NCCL_LIBRARY; with two
@@ -160,8 +161,9 @@ print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.joi
 
   # 3b. NCCL: libnccl.so.2 from the linker path or $CUDA_HOME, else the
   # nvidia-nccl wheel torch uses. Two-rank tests need two GPUs: with one they
-  # skip, and the summary says so (not a failure); dp=2 x tp=2 in one process
-  # (NcclTensorParallel, ncclCommSplit) needs four and skips with fewer.
+  # skip, and the summary says so (not a failure); dp=2 x tp=2 and dp=2 x pp=2
+  # in one process (NcclTensorParallel, NcclPipeline: ncclCommSplit) need four
+  # and skip with fewer.
   if [ -z "${NNCC_NCCL_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2' &&
      [ ! -e "${CUDA_HOME:-/usr/local/cuda}/lib64/libnccl.so.2" ]; then
     local nccl
@@ -177,7 +179,7 @@ print("\n".join(sorted(f for p in nvidia.__path__ for f in glob.glob(os.path.joi
   limit=$(left 300); [ "$limit" -gt 60 ] && limit=60
   NNCC_TEST_FIXTURE_DIR="$bundle/fixtures" NNCC_TEST_TMP_DIR="$out/logs" \
   NNCC_TEST_NNCC_RUN="$bundle/bin/nncc-run" \
-    timeout "$limit" "$bundle/bin/runtime_nccl_tests" --gtest_filter='Nccl.*:NcclTensorParallel.*' \
+    timeout "$limit" "$bundle/bin/runtime_nccl_tests" --gtest_filter='Nccl.*:NcclTensorParallel.*:NcclPipeline.*' \
     --gtest_output="xml:$out/nccl_tests.xml" \
     > "$out/nccl_tests.txt" 2>&1
   rc=$?

@@ -3,6 +3,7 @@
 
 #include "../Profiler.h"
 #include "../StepArgs.h"
+#include "../dist/PointToPoint.h"
 #include "CudaGemm.h"
 #include "CudaModule.h"
 #if NNCC_RUNTIME_HAVE_NCCL
@@ -48,6 +49,7 @@ struct EntryPlan {
   std::vector<CUdeviceptr> graphIo; // input/output addresses the graph was captured with
   std::vector<CUevent> events;      // profiling: one before each step and one after the last
   bool collective = false;          // has collective steps: NCCL's asynchronous errors are checked
+  std::vector<int32_t> p2pRuns;     // per step, pointToPointRuns: send/recv steps issued together
 };
 
 class CudaSession final : public DeviceSession {
@@ -78,6 +80,18 @@ private:
   /// session's stream, in one NCCL group (one launch); in a world of one,
   /// copies.
   Status enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *args);
+  /// Send/recv step `s`: when it starts a run of them (pointToPointRuns),
+  /// ncclSend/ncclRecv of every buffer of the run in one NCCL group on the
+  /// session's stream (dist/PointToPoint.h says why one group); a later
+  /// step of a run was issued with its first.
+  Status enqueuePointToPoint(int32_t e, int32_t s);
+  /// An internal error unless this session holds state `i` (holdsState).
+  Status checkHeld(int32_t i) const;
+  /// Whether entry `e` is a variant of this session's pipeline stage (every
+  /// entry without pipeline parallelism).
+  bool runsHere(int32_t e) const {
+    return module_.abi().pipeline_parallel <= 1 || plan_.entries[e].pipeline_stage == groups_.p;
+  }
   /// Errors NCCL reports after the fact (a peer gone, a network error).
   Status ncclAsyncError(int32_t e) const;
   /// cuStreamSynchronize at the end of a run. With NCCL steps in flight it
@@ -115,15 +129,29 @@ private:
   std::vector<char> copyOut_;   // per output of this run: 0 in place, 1 to host, 2 to device
   std::vector<int32_t> flags_;  // the run's check flags, copied back
   ParallelGroups groups_; // the session's parallel groups
+  /// Slots of the groups' NCCL communicators: 0 data, 1 tensor, 2 pipeline.
+  static constexpr int kGroups = 3;
+  static int groupSlot(int64_t group) {
+    return group == NNCC_GROUP_TENSOR ? 1 : group == NNCC_GROUP_PIPELINE ? 2 : 0;
+  }
 #if NNCC_RUNTIME_HAVE_NCCL
-  /// Per group (0: data, 1: tensor), what its collective steps run over
-  /// (null for a group of one, whose collectives copy).
-  std::shared_ptr<NcclRank> nccl_[2];
-  static int groupSlot(int64_t group) { return group == NNCC_GROUP_TENSOR ? 1 : 0; }
+  /// Per group slot, what its collective steps run over (null for a group
+  /// of one, whose all-reduces copy).
+  std::shared_ptr<NcclRank> nccl_[kGroups];
 #endif
 };
 
+Status CudaSession::checkHeld(int32_t i) const {
+  if (stateOffset_[i] >= 0)
+    return Status::ok();
+  return error(NNCC_ERROR_INTERNAL,
+               format("%s: state '%s' is pipeline stage %d's, not allocated by a session of stage %d",
+                      where_.c_str(), module_.abi().states[i].name, module_.abi().states[i].pipeline_stage,
+                      groups_.p));
+}
+
 Status CudaSession::readState(int32_t i, void *dst) {
+  NNCC_RETURN_IF_ERROR(checkHeld(i));
   CudaContextGuard ctx;
   NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
   NNCC_CU_CALL(driver_, where_, cuMemcpyDtoHAsync, dst, state_ + stateOffset_[i],
@@ -133,6 +161,7 @@ Status CudaSession::readState(int32_t i, void *dst) {
 }
 
 Status CudaSession::writeState(int32_t i, const void *src) {
+  NNCC_RETURN_IF_ERROR(checkHeld(i));
   CudaContextGuard ctx;
   NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
   NNCC_CU_CALL(driver_, where_, cuMemcpyHtoDAsync, state_ + stateOffset_[i], src,
@@ -151,25 +180,29 @@ Status CudaSession::init() {
   CudaContextGuard ctx;
   NNCC_RETURN_IF_ERROR(driver_.makeCurrent(index_, &ctx));
   const nncc_module &m = module_.abi();
-  bool hasGemm = false, hasGroup[2] = {false, false};
+  // The groups every stage's entries use (the same on every rank: the
+  // communicators are made in the same order everywhere); the GEMMs of this
+  // stage's.
+  bool hasGemm = false, hasGroup[kGroups] = {false, false, false};
   for (int32_t e = 0; e < plan_.num_entries; ++e)
     for (int32_t s = 0; s < plan_.entries[e].num_steps; ++s) {
       const nncc_step &st = plan_.entries[e].steps[s];
-      hasGemm |= st.kind == NNCC_STEP_GEMM;
+      hasGemm |= st.kind == NNCC_STEP_GEMM && runsHere(e);
       if (st.kind == NNCC_STEP_COLLECTIVE)
-        hasGroup[st.iparams[NNCC_COLLECTIVE_GROUP] == NNCC_GROUP_TENSOR ? 1 : 0] = true;
+        hasGroup[groupSlot(st.iparams[NNCC_COLLECTIVE_GROUP])] = true;
       if (st.kind == NNCC_STEP_KERNEL && m.kernels[st.kernel].num_gpu_launches == 0)
         return error(NNCC_ERROR_UNAVAILABLE,
                      format("kernel '%s' has no GPU code, but the module's CUDA plan calls it "
                             "(device %s)",
                             m.kernels[st.kernel].name, where_.c_str()));
     }
-  // The NCCL communicators first (the data group's, then the tensor
-  // group's): in a many-process world their creation is a collective every
-  // rank reaches, before anything of this session can fail on one rank
-  // alone. A group of one copies, unless it is NCCL's own.
-  for (int g = 0; g < 2; ++g) {
-    const std::shared_ptr<Communicator> &comm = groups_.shared(g == 1 ? NNCC_GROUP_TENSOR : NNCC_GROUP_DATA);
+  // The NCCL communicators first (the data group's, the tensor group's,
+  // then the pipeline group's): in a many-process world their creation is a
+  // collective every rank reaches, before anything of this session can fail
+  // on one rank alone. A group of one copies, unless it is NCCL's own.
+  const int64_t groupOfSlot[kGroups] = {NNCC_GROUP_DATA, NNCC_GROUP_TENSOR, NNCC_GROUP_PIPELINE};
+  for (int g = 0; g < kGroups; ++g) {
+    const std::shared_ptr<Communicator> &comm = groups_.shared(groupOfSlot[g]);
     if (!hasGroup[g] || !comm || (comm->size() == 1 && std::strcmp(comm->backend(), "nccl") != 0))
       continue;
 #if NNCC_RUNTIME_HAVE_NCCL
@@ -195,11 +228,15 @@ Status CudaSession::init() {
   NNCC_CU_CALL(driver_, where_, cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
   NNCC_CU_CALL(driver_, where_, cuEventCreate, &callerReady_, CU_EVENT_DISABLE_TIMING);
 
-  // One allocation: scratch (the largest entry's arena), then staging for
-  // host inputs and outputs (the largest entry's, each region aligned), then
-  // the cuBLASLt workspace.
-  int64_t scratch = alignUp(Module::maxArenaBytes(plan_)), staging = 0;
+  // One allocation: scratch (the largest arena of this stage's entries),
+  // then staging for host inputs and outputs (the largest entry's, each
+  // region aligned), then the cuBLASLt workspace, then the state this stage
+  // holds.
+  int64_t scratch = 0, staging = 0;
   for (int32_t e = 0; e < plan_.num_entries; ++e) {
+    if (!runsHere(e))
+      continue;
+    scratch = std::max(scratch, alignUp(plan_.entries[e].arena_bytes));
     int64_t bytes = 0;
     for (int32_t i = 0; i < plan_.entries[e].num_inputs; ++i)
       bytes += alignUp(module_.inputBytes(e, i));
@@ -208,7 +245,7 @@ Status CudaSession::init() {
     staging = std::max(staging, bytes);
   }
   int64_t workspace = hasGemm ? kGemmWorkspaceBytes : 0, stateBytes = 0;
-  stateOffset_ = stateOffsets(m, groups_.p, &stateBytes); // P = 1 here (refused above otherwise): every state
+  stateOffset_ = stateOffsets(m, groups_.p, &stateBytes); // this stage's and every stage's states
   arenaBytes_ = scratch + staging + workspace + stateBytes;
   if (arenaBytes_ > 0) {
     NNCC_CU_CALL(driver_, where_ + format(" (the %lld-byte arena)", (long long)arenaBytes_),
@@ -238,6 +275,8 @@ Status CudaSession::init() {
   size_t maxIo = 0;
   entryPlans_.resize(static_cast<size_t>(plan_.num_entries));
   for (int32_t e = 0; e < plan_.num_entries; ++e) {
+    if (!runsHere(e))
+      continue; // another stage's variant: never run by this session
     NNCC_RETURN_IF_ERROR(planEntry(e, scratch));
     maxIo = std::max(maxIo, entryPlans_[e].staging.size());
   }
@@ -250,6 +289,7 @@ Status CudaSession::planEntry(int32_t e, int64_t stagingBase) {
   const nncc_module &m = module_.abi();
   const nncc_entry &entry = plan_.entries[e];
   EntryPlan &plan = entryPlans_[e];
+  plan.p2pRuns = pointToPointRuns(entry);
   int64_t at = stagingBase;
   for (int32_t i = 0; i < entry.num_inputs; ++i) {
     plan.staging.push_back(at);
@@ -390,7 +430,7 @@ Status CudaSession::enqueueStep(int32_t e, int32_t s) {
                              : driver_.check(r, "cuMemcpyDtoDAsync", stepWhere(e, s));
   }
   case NNCC_STEP_COLLECTIVE:
-    return enqueueCollective(e, s, args);
+    return plan.p2pRuns[s] >= 0 ? enqueuePointToPoint(e, s) : enqueueCollective(e, s, args);
   default:
     return error(NNCC_ERROR_UNSUPPORTED,
                  stepWhere(e, s) + format(": unknown step kind %d", st.kind));
@@ -445,6 +485,58 @@ Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *a
   return Status::ok();
 }
 
+Status CudaSession::enqueuePointToPoint(int32_t e, int32_t s) {
+  EntryPlan &plan = entryPlans_[e];
+  int32_t end = plan.p2pRuns[s];
+  if (end == 0)
+    return Status::ok(); // issued with the first step of its run
+  const nncc_entry &entry = plan_.entries[e];
+#if NNCC_RUNTIME_HAVE_NCCL
+  const std::shared_ptr<NcclRank> &nccl = nccl_[groupSlot(entry.steps[s].iparams[NNCC_COLLECTIVE_GROUP])];
+  if (nccl && nccl->aborted())
+    return error(NNCC_ERROR_UNAVAILABLE,
+                 stepWhere(e, s) + format(": the NCCL communicator of %s was aborted after an earlier "
+                                          "error; open new sessions over a new communicator",
+                                          nccl->describe().c_str()));
+  if (nccl) {
+    const NcclSymbols &n = nccl->nccl().sym();
+    auto stream = reinterpret_cast<cudaStream_t>(stream_);
+    // One group for the whole run: a send's kernel waits for its receiver,
+    // so a stage's send and its next receive must progress together.
+    ncclResult_t r = n.ncclGroupStart();
+    const char *call = "ncclGroupStart";
+    int32_t failed = s;
+    for (int32_t t = s; t < end && r == ncclSuccess; ++t) {
+      const nncc_step &st = entry.steps[t];
+      const CUdeviceptr *args = plan.args.of(t);
+      bool send = st.iparams[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_SEND;
+      int peer = static_cast<int>(st.iparams[NNCC_COLLECTIVE_PEER]);
+      call = send ? "ncclSend" : "ncclRecv";
+      failed = t;
+      // Bytes: any dtype travels as it is.
+      for (int32_t a = 0; a < st.num_args && r == ncclSuccess; ++a)
+        if (st.args[a].bytes > 0)
+          r = send ? n.ncclSend(reinterpret_cast<const void *>(args[a]), static_cast<size_t>(st.args[a].bytes),
+                                ncclUint8, peer, nccl->comm(), stream)
+                   : n.ncclRecv(reinterpret_cast<void *>(args[a]), static_cast<size_t>(st.args[a].bytes), ncclUint8,
+                                peer, nccl->comm(), stream);
+    }
+    // The group is closed whatever failed inside it.
+    ncclResult_t ended = n.ncclGroupEnd();
+    if (r == ncclSuccess && ended != ncclSuccess) {
+      r = ended;
+      call = "ncclGroupEnd";
+    }
+    if (r == ncclSuccess)
+      return Status::ok();
+    return nccl->nccl().check(r, call, stepWhere(e, failed) + " (" + nccl->describe() + ")");
+  }
+#endif
+  // The verifier gives every send a peer in a group of two or more, whose
+  // communicator the session made in init.
+  return error(NNCC_ERROR_INTERNAL, stepWhere(e, s) + ": a send/recv step with no NCCL communicator for its group");
+}
+
 Status CudaSession::ncclAsyncError(int32_t e) const {
 #if NNCC_RUNTIME_HAVE_NCCL
   for (const std::shared_ptr<NcclRank> &nccl : nccl_) {
@@ -465,12 +557,15 @@ Status CudaSession::ncclAsyncError(int32_t e) const {
 
 CUresult CudaSession::waitForStream(int32_t e, Status *ncclError) {
 #if NNCC_RUNTIME_HAVE_NCCL
-  auto aborted = [&] { return (nccl_[0] && nccl_[0]->aborted()) || (nccl_[1] && nccl_[1]->aborted()); };
-  if ((nccl_[0] || nccl_[1]) && entryPlans_[e].collective) {
+  auto aborted = [&] {
+    return std::any_of(std::begin(nccl_), std::end(nccl_), [](const auto &n) { return n && n->aborted(); });
+  };
+  bool any = std::any_of(std::begin(nccl_), std::end(nccl_), [](const auto &n) { return n != nullptr; });
+  if (any && entryPlans_[e].collective) {
     while (!aborted() && driver_.sym().cuStreamQuery(stream_) == CUDA_ERROR_NOT_READY) {
       *ncclError = ncclAsyncError(e);
       if (!ncclError->isOk()) {
-        // Both groups: a collective of the other may wait for the failed one.
+        // Every group: a collective of another may wait for the failed one.
         for (const std::shared_ptr<NcclRank> &nccl : nccl_)
           if (nccl)
             nccl->abort();
@@ -695,28 +790,12 @@ int cudaDeviceCount() {
   return CudaDriver::get(&driver).isOk() ? driver->deviceCount() : 0;
 }
 
-/// Pipeline parallelism (ABI v8) runs on the CPU target only: its send and
-/// receive steps have no NCCL path here yet. Refused alike on every rank
-/// (it depends on the module alone), before any GPU work.
-static Status refusePipeline(const Module &module, const nncc_plan &plan) {
-  const nncc_module &m = module.abi();
-  bool pointToPoint = false;
-  for (int32_t e = 0; e < plan.num_entries; ++e)
-    for (int32_t s = 0; s < plan.entries[e].num_steps; ++s) {
-      const nncc_step &st = plan.entries[e].steps[s];
-      pointToPoint |= st.kind == NNCC_STEP_COLLECTIVE && st.iparams[NNCC_COLLECTIVE_OP] != NNCC_COLLECTIVE_ALL_REDUCE;
-    }
-  if (m.pipeline_parallel > 1 || pointToPoint)
-    return error(NNCC_ERROR_UNSUPPORTED,
-                 format("module '%s' is pipeline parallel (%d stages%s), which runs with MPI on the CPU target "
-                        "(device cpu) only; CUDA sessions run data and tensor parallelism",
-                        module.path().c_str(), m.pipeline_parallel, pointToPoint ? ", send/recv steps" : ""));
-  return Status::ok();
-}
-
 Status createCudaSession(const Module &module, int index, const SessionConfig &config,
                          std::unique_ptr<DeviceSession> *out) {
-  NNCC_RETURN_IF_ERROR(refusePipeline(module, *config.plan));
+  // A plan whose sends and receives would wait for each other over NCCL
+  // is refused alike on every rank (it depends on the module alone), before
+  // any GPU work.
+  NNCC_RETURN_IF_ERROR(checkPointToPointOrder(module.abi(), *config.plan, "cuda:" + std::to_string(index)));
   const CudaDriver *driver = nullptr;
   NNCC_RETURN_IF_ERROR(
       CudaDriver::get(&driver).prefix("cannot open device cuda:" + std::to_string(index) + ": "));

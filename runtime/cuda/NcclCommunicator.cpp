@@ -15,7 +15,8 @@ namespace nncc::rt {
 
 namespace {
 
-/// ncclAvg (the mean the plans ask for) is NCCL 2.10's.
+/// ncclAvg (the mean the plans ask for) is NCCL 2.10's; ncclSend and
+/// ncclRecv (send/recv steps), 2.7's, come with it.
 constexpr int kMinNcclVersion = 21000;
 
 Status loadNccl(const Nccl **out) {

@@ -15,5 +15,7 @@ NNCC_NCCL(ncclCommAbort)
 NNCC_NCCL(ncclCommGetAsyncError)
 NNCC_NCCL(ncclAllReduce)
 NNCC_NCCL(ncclBroadcast)
+NNCC_NCCL(ncclSend) // 2.7: pipeline stages' send and receive steps
+NNCC_NCCL(ncclRecv)
 NNCC_NCCL(ncclGroupStart)
 NNCC_NCCL(ncclGroupEnd)

@@ -147,8 +147,8 @@ protected:
   }
   Status noPointToPoint() const {
     return error(NNCC_ERROR_UNSUPPORTED,
-                 format("the %s communicator has no point-to-point send/recv (pipeline parallelism runs with "
-                        "MPI on the CPU target)",
+                 format("the %s communicator has no point-to-point send/recv for a CPU session (pipeline "
+                        "parallelism runs over MPI on the CPU target, over NCCL in CUDA sessions)",
                         backend()));
   }
 };

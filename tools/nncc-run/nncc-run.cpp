@@ -356,8 +356,7 @@ int printInfo(const nncc::Module &module, const std::string &path) {
     std::string shape = "dp=" + std::to_string(layout.data) +
                         (layout.pipeline > 1 ? " x pp=" + std::to_string(layout.pipeline) : "") + " x tp=" +
                         std::to_string(layout.tensor);
-    std::string gpus = layout.pipeline > 1 ? " on cpu (pipeline stages run with MPI on the CPU)"
-                                           : ", or --devices with " + std::to_string(layout.worldSize()) + " GPUs";
+    std::string gpus = ", or --devices with " + std::to_string(layout.worldSize()) + " GPUs";
     std::printf("parallel: %s (run it as %d ranks: mpirun -np %d%s; world rank w = (d*%d + p)*%d + t)\n",
                 shape.c_str(), layout.worldSize(), layout.worldSize(), gpus.c_str(), layout.pipeline,
                 layout.tensor);

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <sys/wait.h>
 #include <string>
@@ -276,6 +277,189 @@ TEST(NcclTensorParallel, FourLocalGpus) {
   }
 }
 
+// --- pipeline parallelism: fixtures/pipeline.c, send/recv steps over NCCL ---
+
+constexpr int64_t kPpN = 262144;          // floats of one micro-batch (1 MiB)
+constexpr int64_t kPpStateBytes = kPpN * 4; // w0 or w1
+
+/// x f32[3, N] of run `run` and data index d: exact in f32, as are the
+/// results (below 2^24).
+std::vector<float> pipelineInput(int run, int d) {
+  std::vector<float> x(3 * kPpN);
+  for (int i = 0; i < 3; ++i)
+    for (int64_t k = 0; k < kPpN; ++k)
+      x[i * kPpN + k] = static_cast<float>(i * 1000 + run * 10 + d * 100) + 0.5f * static_cast<float>(k);
+  return x;
+}
+
+nncc::Tensor wrapPipeline(std::vector<float> &x) { return nncc::Tensor::wrap(x.data(), nncc::DType::f32, {3, kPpN}); }
+
+/// The first element where `got` (f32[3, N]) is not `want(k)`, or "".
+template <typename Want> std::string firstMismatch(const float *got, Want want) {
+  for (int64_t k = 0; k < 3 * kPpN; ++k)
+    if (got[k] != want(k))
+      return "element " + std::to_string(k) + ": " + std::to_string(got[k]) + ", expected " + std::to_string(want(k));
+  return "";
+}
+
+/// Reads state `name` on every rank at once (a broadcast over the pipeline
+/// group from its stage) and checks each rank got `value` everywhere.
+void expectPipelineState(std::vector<nncc::Session> &sessions, const char *name, float value) {
+  int n = static_cast<int>(sessions.size());
+  std::vector<nncc::Tensor> got(n);
+  std::vector<std::string> errors = together(n, [&](int r) { got[r] = sessions[r].state(name); });
+  ASSERT_EQ(errors, std::vector<std::string>(n, "")) << "reading " << name;
+  for (int r = 0; r < n; ++r)
+    for (int64_t k = 0; k < kPpN; ++k)
+      ASSERT_EQ(got[r].data<float>()[k], value) << "rank " << r << ", state " << name << "[" << k << "]";
+}
+
+std::string fileContents(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string testTmpDir(const char *name) {
+  const char *tmp = std::getenv("NNCC_TEST_TMP_DIR"); // gpu-check.sh: a writable folder
+  std::string dir = std::string(tmp && *tmp ? tmp : TEST_TMP_ROOT) + "/" + name;
+  EXPECT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  return dir;
+}
+
+// pp=2 on two GPUs of one process: stage p on cuda:p, 1 MiB activations
+// and gradients through ncclSend/ncclRecv in a 1F1B order whose sends, each
+// alone in an NCCL group, would wait for each other forever. Every rank
+// returns what the one-stage twin computes on the CPU, on every run (eager,
+// captured into a CUDA Graph, replayed); each stage holds its own state
+// only, and reads, checkpoints and writes of the other's go to its owner.
+TEST(Nccl, PipelineTwoLocalGpus) {
+  SKIP_WITHOUT_GPUS(2);
+  Ranks ranks(FIXTURE_PP_SO, {0, 1});
+  nncc::Module twinModule = nncc::Module::load(fixturePath(FIXTURE_PP_TWIN_SO));
+  nncc::Session twin(twinModule, nncc::Device::cpu(), {1});
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ranks.sessions[r].pipelineStage(), r);
+    EXPECT_EQ(ranks.sessions[r].stateBytes(), kPpStateBytes) << "rank " << r; // w0 or w1, not both
+  }
+  for (int run = 0; run < 4; ++run) {
+    std::vector<float> x = pipelineInput(run, 0);
+    nncc::TensorMap want = twin.run("step", {{"x", wrapPipeline(x)}});
+    std::vector<nncc::TensorMap> out(2);
+    std::vector<std::string> errors =
+        together(2, [&](int r) { out[r] = ranks.sessions[r].run("step", {{"x", wrapPipeline(x)}}); });
+    ASSERT_EQ(errors, (std::vector<std::string>{"", ""})) << "run " << run;
+    const float *ref = want.at("out").data<float>();
+    // w0 = run on stage 0 and w1 = 2 run on stage 1 before this run.
+    ASSERT_EQ(firstMismatch(ref, [&](int64_t k) { return 2.0f * (x[k] + run) + 2.0f * run; }), "") << "twin, run "
+                                                                                                    << run;
+    for (int r = 0; r < 2; ++r)
+      ASSERT_EQ(firstMismatch(out[r].at("out").data<float>(), [&](int64_t k) { return ref[k]; }), "")
+          << "rank " << r << ", run " << run;
+  }
+  // Each state reads as its owner's value on both ranks.
+  expectPipelineState(ranks.sessions, "w0", 4);
+  expectPipelineState(ranks.sessions, "w1", 8);
+  // A checkpoint written at pp=2 is the twin's, bit for bit.
+  std::string dir = testTmpDir("nccl-pipeline");
+  std::vector<std::string> errors = together(2, [&](int r) {
+    ranks.sessions[r].saveCheckpoint(dir + "/pp2." + std::to_string(r) + ".ckpt");
+  });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  twin.saveCheckpoint(dir + "/twin.ckpt");
+  EXPECT_EQ(fileContents(dir + "/pp2.0.ckpt"), fileContents(dir + "/twin.ckpt"));
+  EXPECT_EQ(fileContents(dir + "/pp2.1.ckpt"), fileContents(dir + "/twin.ckpt"));
+  // Writes: rank r writes 100 + r to w0 and 200 + r to w1; each state keeps
+  // its owner's, and the next run uses them.
+  for (int r = 0; r < 2; ++r) {
+    std::vector<float> w0(kPpN, 100.0f + static_cast<float>(r)), w1(kPpN, 200.0f + static_cast<float>(r));
+    ranks.sessions[r].setState("w0", nncc::Tensor::wrap(w0.data(), nncc::DType::f32, {kPpN}));
+    ranks.sessions[r].setState("w1", nncc::Tensor::wrap(w1.data(), nncc::DType::f32, {kPpN}));
+  }
+  std::vector<float> x = pipelineInput(9, 0);
+  std::vector<nncc::TensorMap> out(2);
+  errors = together(2, [&](int r) { out[r] = ranks.sessions[r].run("step", {{"x", wrapPipeline(x)}}); });
+  ASSERT_EQ(errors, (std::vector<std::string>{"", ""}));
+  for (int r = 0; r < 2; ++r)
+    EXPECT_EQ(firstMismatch(out[r].at("out").data<float>(), [&](int64_t k) { return 2.0f * (x[k] + 100) + 201; }),
+              "")
+        << "rank " << r << " after the writes";
+}
+
+// A plan whose sends would wait for each other over NCCL (a kernel between
+// each stage's send and its next receive, so each send is an NCCL group of
+// its own) is refused when the session is made, naming the steps, instead of
+// hanging on the GPU.
+TEST(Nccl, PipelineOrderThatWouldHangIsRefused) {
+  SKIP_WITHOUT_GPUS(2);
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_PP_BAD_NCCL_ORDER_SO));
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus({0, 1});
+  nncc::SessionOptions options;
+  options.distributed = comms[1];
+  try {
+    nncc::Session s(mod, nncc::Device::cuda(1), options);
+    FAIL() << "a send/recv order that deadlocks over NCCL was accepted";
+  } catch (const nncc::Error &e) {
+    EXPECT_EQ(e.status(), NNCC_ERROR_UNSUPPORTED);
+    EXPECT_THAT(e.what(), HasSubstr("cuda:1: entry 'step': its sends and receives would wait for each other forever "
+                                    "over NCCL"));
+    EXPECT_THAT(e.what(), HasSubstr("stage 0 waits in step 3 ('send_a1') (a send) for stage 1, stage 1 waits in "
+                                    "step 2 ('send_g0') (a send) for stage 0"));
+  }
+}
+
+// A pp=2 module in a world of one GPU is refused, naming the layout.
+TEST(Nccl, PipelineWorldSizeMustMatchTheModule) {
+  SKIP_WITHOUT_GPUS(1);
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_PP_SO));
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus({0});
+  nncc::SessionOptions options;
+  options.distributed = comms[0];
+  try {
+    nncc::Session s(mod, nncc::Device::cuda(0), options);
+    FAIL() << "a pp:2 module opened in a world of one";
+  } catch (const nncc::Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("was compiled for 2 pipeline-parallel ranks (--parallel=pp:2), but this "
+                                    "session's world has 1 (nccl): run it under `mpirun -np 2`"));
+  }
+}
+
+// dp=2 x pp=2 on four GPUs of one process: world rank w = d*2 + p, the
+// pipeline groups {0, 1} and {2, 3} and the data groups {0, 2} and {1, 3}
+// split from the NCCL world (ncclCommSplit). Stage 1 of data index d gets
+// stage 0's activations of the same d, and every rank returns the mean over
+// d; stages of mixed data indices, or a sum, give other numbers.
+TEST(NcclPipeline, DataParallelFourLocalGpus) {
+  SKIP_WITHOUT_GPUS(4);
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_PP_DP2_SO));
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus({0, 1, 2, 3});
+  std::vector<std::optional<nncc::Session>> sessions(4);
+  std::vector<std::string> errors = together(4, [&](int w) {
+    nncc::SessionOptions options{1};
+    options.distributed = comms[w];
+    sessions[w].emplace(mod, nncc::Device::cuda(w), options); // splits: all ranks at once
+  });
+  ASSERT_EQ(errors, std::vector<std::string>(4, ""));
+  for (int w = 0; w < 4; ++w) {
+    EXPECT_EQ(sessions[w]->pipelineStage(), w % 2);
+    EXPECT_EQ(sessions[w]->stateBytes(), kPpStateBytes);
+  }
+  for (int run = 0; run < 3; ++run) {
+    std::vector<nncc::TensorMap> out(4);
+    std::vector<std::vector<float>> x(4);
+    errors = together(4, [&](int w) {
+      x[w] = pipelineInput(run, w / 2);
+      out[w] = sessions[w]->run("step", {{"x", wrapPipeline(x[w])}});
+    });
+    ASSERT_EQ(errors, std::vector<std::string>(4, "")) << "run " << run;
+    // mean over d of 2 (x_d + w0) + w1, x_1 = x_0 + 100.
+    for (int w = 0; w < 4; ++w)
+      ASSERT_EQ(firstMismatch(out[w].at("out").data<float>(),
+                              [&](int64_t k) { return 2.0f * (x[0][k] + 50 + run) + 2.0f * run; }),
+                "")
+          << "rank " << w << ", run " << run;
+  }
+}
+
 TEST(Nccl, SessionOnAnotherGpuIsRefused) {
   SKIP_WITHOUT_GPUS(2);
   nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_COLLECTIVE_DP2_SO));
@@ -379,6 +563,37 @@ TEST(NcclMpiTensorParallel, FourProcesses) {
   nncc::Tensor whole = s.state("w");
   for (int k = 0; k < 24; ++k)
     EXPECT_EQ(whole.data<float>()[k], 10 * (k / 6) + k % 6) << "rank " << w;
+}
+
+// pp=2 as two processes (runtime.hostnccl.mpi-pipeline: mpirun -np 2): the
+// pipeline group's NCCL communicator bootstrapped over MPI's world, each
+// process on cuda:<rank>; state reads broadcast over MPI.
+TEST(NcclMpiPipeline, TwoProcesses) {
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE"))
+    GTEST_SKIP() << "needs mpirun -np 2";
+  SKIP_WITHOUT_GPUS(2);
+  nncc::Distributed world = nncc::Distributed::fromMpi();
+  ASSERT_EQ(world.size(), 2);
+  int r = world.rank();
+  nncc::Module mod = nncc::Module::load(fixturePath(FIXTURE_PP_SO));
+  nncc::SessionOptions options;
+  options.distributed = world;
+  nncc::Session s(mod, nncc::Device::cuda(r), options);
+  EXPECT_EQ(s.pipelineStage(), r);
+  EXPECT_EQ(s.stateBytes(), kPpStateBytes);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<float> x = pipelineInput(run, 0);
+    nncc::TensorMap out = s.run("step", {{"x", wrapPipeline(x)}});
+    ASSERT_EQ(firstMismatch(out.at("out").data<float>(), [&](int64_t k) { return 2.0f * (x[k] + run) + 2.0f * run; }),
+              "")
+        << "rank " << r << ", run " << run;
+  }
+  for (auto [name, value] : {std::pair{"w0", 3.0f}, {"w1", 6.0f}}) {
+    nncc::Tensor t = s.state(name);
+    for (int64_t k = 0; k < kPpN; ++k)
+      ASSERT_EQ(t.data<float>()[k], value) << "rank " << r << ", state " << name << "[" << k << "]";
+  }
+  world.barrier();
 }
 
 /// Runs `command` with the shell, its standard error into its output;
@@ -512,6 +727,42 @@ TEST(NcclFailure, RunFailsNamingTheStep) {
     EXPECT_THAT(errors[r], HasSubstr("cuda:" + std::to_string(r) + ": entry 'mean' step 1 ('all_reduce_bucket_0'): "
                                      "the NCCL communicator of rank " + std::to_string(r) + " of 2 (nccl, cuda:" +
                                      std::to_string(r) + ") was aborted after an earlier error"));
+}
+
+/// The same for send/recv steps (fixtures/pipeline.c, pp=2): with
+/// NNCC_FAKE_NCCL_FAIL=async or hang the stages' ncclSend/ncclRecv fail
+/// when they run, every rank's run fails naming the entry and the rank (and
+/// with hang aborts the communicators), and the next run says why it cannot
+/// run. =allreduce fails all-reduces only: the pipeline (whose data mean is
+/// over a group of one) runs.
+TEST(NcclFailure, PipelineRunFailsNamingTheEntry) {
+  const char *mode = std::getenv("NNCC_FAKE_NCCL_FAIL");
+  if (!kHostCuda || !mode)
+    GTEST_SKIP() << "needs the host fixtures and NNCC_FAKE_NCCL_FAIL";
+  Ranks ranks(FIXTURE_PP_SO, {0, 1});
+  std::vector<float> x = pipelineInput(0, 0);
+  std::vector<std::string> errors =
+      together(2, [&](int r) { ranks.sessions[r].run("step", {{"x", wrapPipeline(x)}}); });
+  if (std::string(mode) == "allreduce") {
+    EXPECT_EQ(errors, (std::vector<std::string>{"", ""}));
+    return;
+  }
+  for (int r = 0; r < 2; ++r) {
+    std::string failed = "cuda:" + std::to_string(r) + ": entry 'step' (rank " + std::to_string(r) +
+                         " of 2 (nccl, cuda:" + std::to_string(r) +
+                         ")): a collective step failed: remote process exited or there was a network error "
+                         "(ncclRemoteError)";
+    EXPECT_THAT(errors[r], HasSubstr(failed));
+    if (std::string(mode) == "hang")
+      EXPECT_THAT(errors[r], HasSubstr(failed + "; the NCCL communicator was aborted"));
+  }
+  if (std::string(mode) != "hang")
+    return;
+  errors = together(2, [&](int r) { ranks.sessions[r].run("step", {{"x", wrapPipeline(x)}}); });
+  EXPECT_THAT(errors[0], HasSubstr("cuda:0: entry 'step' step 1 ('send_a0'): the NCCL communicator of rank 0 of 2 "
+                                   "(nccl, cuda:0) was aborted after an earlier error"));
+  EXPECT_THAT(errors[1], HasSubstr("cuda:1: entry 'step' step 0 ('recv_a0'): the NCCL communicator of rank 1 of 2 "
+                                   "(nccl, cuda:1) was aborted after an earlier error"));
 }
 
 /// NNCC_NCCL_LIBRARY pointing nowhere: UNAVAILABLE, naming what was tried.
