@@ -42,10 +42,10 @@ void writeLengthDelimited(Bytes &out, uint32_t field, const uint8_t *data, size_
 /// One field of a message: its number, wire type, and where its bytes are
 /// (`payload` the contents of a length-delimited field).
 struct Field {
-  uint32_t number, wire;
-  size_t begin, end;             ///< the whole field, tag included
-  size_t payload, payloadLength; ///< length-delimited fields
-  uint64_t value;                ///< varint fields
+  uint32_t number = 0, wire = 0;
+  size_t begin = 0, end = 0;             ///< the whole field, tag included
+  size_t payload = 0, payloadLength = 0; ///< length-delimited fields
+  uint64_t value = 0;                    ///< varint fields
 };
 
 bool nextField(const Bytes &b, size_t &at, size_t end, Field *f) {

@@ -484,6 +484,14 @@ nncc_status nncc_cuda_get_peer_info(int32_t from, int32_t to, nncc_cuda_peer_inf
   });
 }
 
+nncc_status nncc_cuda_group_devices(const int32_t *devices, int32_t count, int32_t group_size, int32_t *out) {
+  return guarded([&]() -> Status {
+    if ((!devices || !out) && count > 0)
+      return nullArgument("nncc_cuda_group_devices");
+    return NNCC_IF_CUDA(nncc::rt::groupCudaDevices(devices, count, group_size, out));
+  });
+}
+
 nncc_status nncc_cublaslt_info(int64_t *version, const char **library) {
   return guarded([&]() -> Status {
     if (!version || !library)

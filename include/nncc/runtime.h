@@ -396,7 +396,7 @@ typedef struct nncc_cuda_device_info {
 typedef struct nncc_cuda_peer_info {
   uint32_t struct_size;
   int32_t can_access;       /* cuDeviceCanAccessPeer */
-  int32_t performance_rank; /* CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK (relative; higher is faster) */
+  int32_t performance_rank; /* CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK (relative; lower is faster, 0 the best) */
   int32_t native_atomics;   /* CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: 1 when the link has native atomics */
 } nncc_cuda_peer_info;
 
@@ -409,6 +409,15 @@ NNCC_RUNTIME_API nncc_status nncc_cuda_driver_info(int32_t *version, const char 
 NNCC_RUNTIME_API nncc_status nncc_cuda_get_device_info(int32_t index, nncc_cuda_device_info *out);
 /** Link from device `from` to device `to` (all zero when from == to). */
 NNCC_RUNTIME_API nncc_status nncc_cuda_get_peer_info(int32_t from, int32_t to, nncc_cuda_peer_info *out);
+/** Writes to `out` the `count` CUDA devices of `devices` in an order whose
+ *  consecutive runs of `group_size` (the tensor-parallel groups of ranks
+ *  laid out w = d*T + t) have the fastest links among them: the slowest link
+ *  of each group (no peer access, else the higher P2P performance rank)
+ *  summed over the groups is least. The given order when none is better
+ *  (and for more than 16 devices). INVALID_ARGUMENT when `group_size` does
+ *  not divide `count`. */
+NNCC_RUNTIME_API nncc_status nncc_cuda_group_devices(const int32_t *devices, int32_t count, int32_t group_size,
+                                                     int32_t *out);
 /** cuBLASLt's version (cublasLtGetVersion: 130000 = 13.0.0) and library. */
 NNCC_RUNTIME_API nncc_status nncc_cublaslt_info(int64_t *version, const char **library);
 /** The CPU BLAS the runtime loads for GEMM steps ("libopenblas.so.0"). */

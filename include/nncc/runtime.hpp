@@ -296,6 +296,16 @@ public:
       out.push_back(Distributed(comm));
     return out;
   }
+  /// `devices` in the order to pass to localGpus for a module whose tensor
+  /// groups have `tensorParallel` ranks: each group on the GPUs with the
+  /// fastest links among them (nncc_cuda_group_devices); `devices` itself
+  /// when no order is better.
+  static std::vector<int32_t> groupGpusByLinks(const std::vector<int32_t> &devices, int32_t tensorParallel) {
+    std::vector<int32_t> out(devices.size());
+    detail::check(nncc_cuda_group_devices(devices.data(), static_cast<int32_t>(devices.size()), tensorParallel,
+                                          out.data()));
+    return out;
+  }
   int rank() const { return nncc_communicator_rank(comm_.get()); }
   int size() const { return nncc_communicator_size(comm_.get()); }
   std::string backend() const { return nncc_communicator_backend(comm_.get()); }

@@ -1,11 +1,14 @@
 //===- CudaInfo.cpp -------------------------------------------------------===//
 #include "CudaInfo.h"
 
+#include "../dist/LinkGroups.h"
+
 #include "CublasLt.h"
 #include "CudaDriver.h"
 
 #include <cstddef>
 #include <cstring>
+#include <vector>
 
 namespace nncc::rt {
 
@@ -94,6 +97,27 @@ Status queryCudaPeer(int32_t from, int32_t to, nncc_cuda_peer_info *out) {
   out->can_access = can;
   out->performance_rank = rank;
   out->native_atomics = atomics;
+  return Status::ok();
+}
+
+Status groupCudaDevices(const int32_t *devices, int32_t count, int32_t groupSize, int32_t *out) {
+  if (count < 0 || groupSize < 1 || count % groupSize != 0)
+    return error(NNCC_ERROR_INVALID_ARGUMENT,
+                 format("cannot group %d devices in groups of %d", count, groupSize));
+  // The link's cost: its P2P performance rank (lower is faster), or
+  // kNoPeerLink without peer access.
+  std::vector<std::vector<int64_t>> cost(size_t(count), std::vector<int64_t>(size_t(count), 0));
+  for (int32_t a = 0; a < count; ++a)
+    for (int32_t b = 0; b < count; ++b) {
+      if (devices[a] == devices[b])
+        continue;
+      nncc_cuda_peer_info p{sizeof(nncc_cuda_peer_info), 0, 0, 0};
+      NNCC_RETURN_IF_ERROR(queryCudaPeer(devices[a], devices[b], &p));
+      cost[size_t(a)][size_t(b)] = p.can_access ? p.performance_rank : kNoPeerLink;
+    }
+  std::vector<int32_t> order = bestLinkGroups(cost, groupSize);
+  for (int32_t i = 0; i < count; ++i)
+    out[i] = devices[order[size_t(i)]];
   return Status::ok();
 }
 

@@ -155,7 +155,7 @@ public:
       return Status::ok();
     };
     if (engine_->onWorker()) {
-      free();
+      (void)free();
       return;
     }
     CollectiveRequest r;

@@ -446,9 +446,20 @@ void setUpStates(const nncc::Module &module, nncc::Session &session, const Optio
 int trainOnDevices(const nncc::Module &module, Options o) {
   if (world)
     usageError("--devices drives the GPUs of one process; under mpirun give each rank --device cuda");
+  nncc::Module::Parallel layout = module.parallel();
+  // Each tensor group on the GPUs with the fastest links among them.
+  if (layout.tensor > 1 && o.devices.size() % size_t(layout.tensor) == 0) {
+    std::vector<int32_t> grouped = nncc::Distributed::groupGpusByLinks(o.devices, layout.tensor);
+    if (grouped != o.devices) {
+      std::string groups;
+      for (size_t i = 0; i < grouped.size(); ++i)
+        groups += (i == 0 ? "" : i % size_t(layout.tensor) == 0 ? " | " : ",") + ("cuda:" + std::to_string(grouped[i]));
+      std::printf("tensor-parallel groups by GPU links (nncc-info's peer matrix): %s\n", groups.c_str());
+      o.devices = grouped;
+    }
+  }
   std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus(o.devices);
   int ranks = static_cast<int>(o.devices.size());
-  nncc::Module::Parallel layout = module.parallel();
   std::vector<std::optional<nncc::Session>> sessions(static_cast<size_t>(ranks));
   // Each rank on a thread of its own from the start: opening a session of a
   // module laid out dp x tp splits the world into groups, a collective.

@@ -18,6 +18,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -428,6 +429,37 @@ TEST(Cuda, InfoDescribesEveryDevice) {
   EXPECT_EQ(nncc::Device::best(cpuOnly).str(), "cpu");
   nncc::Module gpu = nncc::Module::load(fixturePath(FIXTURE_GPU_OK_SO));
   EXPECT_EQ(nncc::Device::best(gpu).str(), "cuda:0");
+}
+
+// Tensor groups on the best-linked GPUs (nncc-run --devices). On the host
+// fixture (runtime.hostcuda.device-groups: 4 devices, cuda:0-cuda:2 and
+// cuda:1-cuda:3 linked) the pairs are found; on a machine with 4 or more
+// GPUs the answer is a grouping of the same devices.
+TEST(CudaTopology, GroupsDevicesByLinks) {
+  SKIP_WITHOUT_GPU();
+  if (nncc_device_count("cuda") < 4)
+    GTEST_SKIP() << "needs 4 GPUs";
+  std::vector<int32_t> given{0, 1, 2, 3};
+  std::vector<int32_t> grouped = nncc::Distributed::groupGpusByLinks(given, 2);
+  const char *links = std::getenv("NNCC_FAKE_CUDA_LINKS");
+  if (kHostCuda && links && std::string(links) == "0-2:0,1-3:0") {
+    EXPECT_EQ(grouped, (std::vector<int32_t>{0, 2, 1, 3}));
+    nncc_cuda_peer_info linked{sizeof(nncc_cuda_peer_info), -1, -1, -1}, apart = linked;
+    ASSERT_EQ(nncc_cuda_get_peer_info(2, 0, &linked), NNCC_OK) << nncc_last_error();
+    ASSERT_EQ(nncc_cuda_get_peer_info(0, 1, &apart), NNCC_OK) << nncc_last_error();
+    EXPECT_EQ(linked.can_access, 1);
+    EXPECT_EQ(linked.performance_rank, 0);
+    EXPECT_EQ(apart.can_access, 0);
+    // Groups of 4: one group, as given.
+    EXPECT_EQ(nncc::Distributed::groupGpusByLinks(given, 4), given);
+  } else {
+    std::vector<int32_t> sorted = grouped;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, given);
+  }
+  std::vector<int32_t> out(4);
+  EXPECT_EQ(nncc_cuda_group_devices(given.data(), 4, 3, out.data()), NNCC_ERROR_INVALID_ARGUMENT);
+  EXPECT_THAT(nncc_last_error(), HasSubstr("cannot group 4 devices in groups of 3"));
 }
 
 } // namespace
