@@ -63,9 +63,9 @@ const nncc_buffer_ref sumArgs[] = {{NNCC_BUFFER_STATE, 0, 0, 64}, {NNCC_BUFFER_O
 const int64_t sumI[] = {NNCC_COLLECTIVE_ALL_REDUCE, NNCC_REDUCTION_SUM, NNCC_DTYPE_F32, 2, NNCC_GROUP_TENSOR, -1};
 const nncc_step sumSteps[] = {{NNCC_STEP_COLLECTIVE, 0, 2, sumArgs, 6, sumI, 0, nullptr, 0, "tensor_sum"}};
 const nncc_entry entries[] = {
-    {"forward", 1, fwdIn, 2, fwdOut, 320, 3, fwdSteps, 1, fwdChecks},
-    {"double_it", 1, dblIn, 1, dblOut, 0, 1, dblSteps, 0, nullptr},
-    {"reduce", 0, nullptr, 1, sumOut, 0, 1, sumSteps, 0, nullptr}};
+    {"forward", 1, fwdIn, 2, fwdOut, 320, 3, fwdSteps, 1, fwdChecks, 0},
+    {"double_it", 1, dblIn, 1, dblOut, 0, 1, dblSteps, 0, nullptr, 0},
+    {"reduce", 0, nullptr, 1, sumOut, 0, 1, sumSteps, 0, nullptr, 0}};
 const nncc_plan plans[] = {{NNCC_DEVICE_CPU, 3, entries}, {NNCC_DEVICE_CUDA, 3, entries}};
 // State 0: f32[4, 4], one of 2 parts along axis 1 of weight "w" (f32[4, 8]);
 // state 1: zero-filled.
@@ -88,22 +88,24 @@ const nncc_module base = {NNCC_MODULE_MAGIC, NNCC_MODULE_ABI_VERSION, sizeof(nnc
                           /*pipeline_parallel=*/1};
 
 // The pipeline variant: dp=1 x pp=2, entry "pipe" once per stage (stage 0
-// sends a state's 64 bytes and receives an answer in the arena, stage 1 the
-// other way round, both copying it out), a state of stage 1 and one every
-// stage updates.
+// sends the 64 bytes of the state every stage holds and receives an answer
+// in the arena, stage 1 the other way round sending its own state, both
+// copying it out), a state of stage 1 and one every stage updates. (A
+// stage's plan may touch only its own states and every stage's.)
 const nncc_tensor_desc pipeOut[] = {{"y", NNCC_DTYPE_F32, 1, vDims}};
-const nncc_buffer_ref sendState[] = {{NNCC_BUFFER_STATE, 0, 0, 64}};
+const nncc_buffer_ref sendShared[] = {{NNCC_BUFFER_STATE, 1, 0, 64}};
+const nncc_buffer_ref sendOwn[] = {{NNCC_BUFFER_STATE, 0, 0, 64}};
 const nncc_buffer_ref recvArena[] = {{NNCC_BUFFER_ARENA, 0, 0, 64}};
 const nncc_buffer_ref pipeCopy[] = {{NNCC_BUFFER_ARENA, 0, 0, 64}, {NNCC_BUFFER_OUTPUT, 0, 0, 64}};
 const int64_t to1[] = {NNCC_COLLECTIVE_SEND, 0, 0, 2, NNCC_GROUP_PIPELINE, 1};
 const int64_t from1[] = {NNCC_COLLECTIVE_RECV, 0, 0, 2, NNCC_GROUP_PIPELINE, 1};
 const int64_t to0[] = {NNCC_COLLECTIVE_SEND, 0, 0, 2, NNCC_GROUP_PIPELINE, 0};
 const int64_t from0[] = {NNCC_COLLECTIVE_RECV, 0, 0, 2, NNCC_GROUP_PIPELINE, 0};
-const nncc_step stage0[] = {{NNCC_STEP_COLLECTIVE, 0, 1, sendState, 6, to1, 0, nullptr, 0, "send"},
+const nncc_step stage0[] = {{NNCC_STEP_COLLECTIVE, 0, 1, sendShared, 6, to1, 0, nullptr, 0, "send"},
                             {NNCC_STEP_COLLECTIVE, 0, 1, recvArena, 6, from1, 0, nullptr, 0, "recv"},
                             {NNCC_STEP_COPY, 0, 2, pipeCopy, 0, nullptr, 0, nullptr, 0, "out"}};
 const nncc_step stage1[] = {{NNCC_STEP_COLLECTIVE, 0, 1, recvArena, 6, from0, 0, nullptr, 0, "recv"},
-                            {NNCC_STEP_COLLECTIVE, 0, 1, sendState, 6, to0, 0, nullptr, 0, "send"},
+                            {NNCC_STEP_COLLECTIVE, 0, 1, sendOwn, 6, to0, 0, nullptr, 0, "send"},
                             {NNCC_STEP_COPY, 0, 2, pipeCopy, 0, nullptr, 0, nullptr, 0, "out"}};
 const nncc_entry pipeEntries[] = {{"pipe", 0, nullptr, 1, pipeOut, 64, 3, stage0, 0, nullptr, 0},
                                   {"pipe", 0, nullptr, 1, pipeOut, 64, 3, stage1, 0, nullptr, 1}};
