@@ -21,7 +21,9 @@ products meet in one sum over the tensor group per block. Checks:
 - a token model (int64 ids -> Gather of a 64 x 64 embedding -> the GPT-2 block)
   at tp=2: its embedding split over the vocabulary (Megatron's
   VocabParallelEmbedding: each rank its 32 rows, the ids outside them
-  zeroed, one sum over the group); inference and the same training check;
+  zeroed, one sum over the group); inference, the same training checks at
+  tp=2 (CPU and GPU plans) and dp=2 x tp=2, and the one-process checkpoint
+  loaded at tp=2 (next loss);
 - placement: a tensor group whose ranks say they run on different machines
   (NNCC_HOST_NAME per rank) makes rank 0 warn naming its ranks, and tensor
   groups each on one machine make no warning;
@@ -153,6 +155,28 @@ def train_against_single(setup, flags, ranks, label):
                 f"process: next loss relative difference {next_rel:.2g}")
 
 
+def check_checkpoint_into_parallel(setup, flags, ranks):
+    """The other direction: the one-process module's checkpoint after 20 steps, loaded by the module of `flags`
+    on `ranks` ranks (each rank taking its part; the layout's own state is in no checkpoint): its next loss."""
+    args, work = setup.args, setup.work
+    tag = re.sub(r"[^a-z0-9]+", "-", " ".join(flags)).strip("-")
+    so = setup.compile(f"train-{tag}", setup.flags + flags)
+    ckpt, nxt = (os.path.join(work, f"{setup.name}-single-{n}") for n in ("20.ckpt", f"next-{tag}.txt"))
+    for f in (ckpt, nxt):
+        if os.path.exists(f):
+            os.remove(f)
+    common = ["--train", "--data", setup.data, "--lr", LR, "--threads", "1"]
+    run([args.nncc_run, setup.single, *common, "--steps", str(STEPS), "--save-checkpoint", ckpt],
+        "nncc-run --save-checkpoint (one process)")
+    run(mpirun(args, ranks) + [args.nncc_run, so, *common, "--steps", "1", "--load-checkpoint", ckpt,
+                               "--loss-file", nxt], f"mpirun -np {ranks} nncc-run --load-checkpoint")
+    want = losses(setup.single_losses)[STEPS]
+    rel = abs(losses(nxt)[0] - want) / abs(want)
+    ok = rel <= 1e-5
+    return ok, (f"{setup.name}: the one-process checkpoint at {' '.join(flags)} on {ranks} ranks: "
+                f"{'ok' if ok else 'FAIL'}: next loss relative difference {rel:.2g}")
+
+
 def check_placement(setup):
     """A tensor group whose ranks run on different machines (NNCC_HOST_NAME per rank) makes rank 0 warn,
     naming the group's ranks; tensor groups each on one machine do not."""
@@ -232,6 +256,9 @@ def main():
         ("gpt tp=2", lambda: check_training(gpt, 1, 2)),
         ("tokens inference", lambda: check_inference(tokens)),
         ("tokens tp=2", lambda: check_training(tokens, 1, 2)),
+        ("tokens dp=2 x tp=2", lambda: check_training(tokens, 2, 2)),
+        ("tokens tp=2 gpu plan", lambda: check_training(tokens, 1, 2, "gpu")),
+        ("tokens checkpoint into tp=2", lambda: check_checkpoint_into_parallel(tokens, ["--parallel=tp:2"], 2)),
         ("placement", lambda: check_placement(setup)),
         ("refusals", lambda: check_refusals(setup)),
     ]
