@@ -297,11 +297,16 @@ def transformer(batch, hidden, heads, ffn, layers, seq):
     return encoder(batch, hidden, heads, ffn, layers, seq, "transformer", 15, with_mask=False)
 
 
-def gpt(batch, hidden, heads, ffn, layers, seq):
-    """GPT-2-style pre-LN decoder block(s) with a causal mask (Where with -inf)."""
+def gpt(batch, hidden, heads, ffn, layers, seq, vocab=0):
+    """GPT-2-style pre-LN decoder block(s) with a causal mask (Where with -inf). With `vocab`, the input is
+    int64 token ids [batch, seq] looked up in a token embedding `wte` [vocab, hidden] (Gather) plus a
+    learned position embedding `wpe` [seq, hidden]."""
     b = Builder(16)
     causal = b.const("causal_mask", np.tril(np.ones((seq, seq), dtype=bool))[None, None])
     h = "x"
+    if vocab:
+        h = b.op("Add", [b.op("Gather", [b.weight("wte", [vocab, hidden], 0.5), "ids"], axis=0),
+                         b.weight("wpe", [seq, hidden], 0.1)])
     for l in range(layers):
         p = f"h{l}"
         a = layer_norm(b, h, hidden, f"{p}_ln1")
@@ -316,7 +321,8 @@ def gpt(batch, hidden, heads, ffn, layers, seq):
         h = b.op("Add", [h, m])
     layer_norm(b, h, hidden, "ln_f")
     b.rename_last_output("y")
-    return b.model("gpt", [f32("x", [batch, seq, hidden])], [f32("y", [batch, seq, hidden])])
+    x = helper.make_tensor_value_info("ids", TensorProto.INT64, [batch, seq]) if vocab else f32("x", [batch, seq, hidden])
+    return b.model("gpt", [x], [f32("y", [batch, seq, hidden])])
 
 
 MODELS = {

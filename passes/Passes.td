@@ -298,7 +298,13 @@ def TensorParallelPass : Pass<"nncc-tensor-parallel", "mlir::ModuleOp"> {
     split axis is row-parallel (its weight cut in rows) and its partial
     products are summed over the group by a `dist.all_reduce` (Megatron's
     g). A region that reaches anything else is given up and its layers stay
-    whole, so the result is the unsplit function's on every rank. Cut
+    whole, so the result is the unsplit function's on every rank. A Gather
+    along axis 0 of a weight table whose rows divide by T, by ids, with no
+    other use of the table, is vocab-parallel (Megatron's
+    VocabParallelEmbedding): rank t holds rows [t V/T, (t+1) V/T), looks up
+    the ids in them (its t from the sharded layout state
+    `nncc.layout.tensor_rank`, whole value [0, ..., T-1]), zeroes the rows of
+    the others, and a `dist.all_reduce` sum makes the embedding whole. Cut
     weights become globals with `nncc.shard = [axis, T]` holding the rank's
     part (the whole value as their initial value; nn.constant weights too
     when `shard-constants`); the module gets `nncc.parallel = [D, T]`.

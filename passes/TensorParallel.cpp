@@ -12,9 +12,17 @@
 /// its layers stay whole on every rank. So the split is right by
 /// construction, and the collectives are Megatron's minimum: one sum per
 /// region forward, one per region input backward.
+///
+/// An embedding (a Gather of a weight table's rows by token ids) whose rows
+/// divide by T is split over the vocabulary (Megatron's
+/// VocabParallelEmbedding): rank t holds rows [t V/T, (t+1) V/T), looks up
+/// the ids in its range, zeroes the others, and one sum over the group
+/// makes the embedding whole.
 #include "passes/Passes.h"
 
+#include "dialects/NN/Gradients/GradientBuilder.h"
 #include "dialects/NN/NNOps.h"
+#include "nncc/module_abi.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -359,6 +367,41 @@ RankedTensorType partType(RankedTensorType type, int64_t axis, int64_t parts) {
   return RankedTensorType::get(dims, type.getElementType());
 }
 
+/// The embeddings `func` may split over the vocabulary: Gathers along axis 0
+/// of a float weight table whose rows divide by `parts`, by whole (unsplit)
+/// ids. A table with any other use (an LM head tied to it, a layer cutting
+/// it) or another load of its global stays whole, so every rank still sees
+/// it as the unsplit function does.
+SmallVector<nn::GatherOp> vocabLookups(ModuleOp module, func::FuncOp func, const Sharding &s, int64_t parts,
+                                       bool shardConstants) {
+  llvm::SetVector<Value> tables;
+  func.walk([&](nn::GatherOp op) { tables.insert(op.getInput()); });
+  SmallVector<nn::GatherOp> lookups;
+  for (Value table : tables) {
+    auto type = tensorType(table);
+    if (!isWeight(table) || !type || !type.hasStaticShape() || type.getRank() < 1 ||
+        !isa<FloatType>(type.getElementType()) || type.getDimSize(0) % parts != 0 || s.cutWeights.count(table) ||
+        (isa<nn::ConstantOp>(table.getDefiningOp()) && !shardConstants))
+      continue;
+    bool ok = llvm::all_of(table.getUses(), [&](OpOperand &use) {
+      auto gather = dyn_cast<nn::GatherOp>(use.getOwner());
+      auto ids = gather ? tensorType(gather.getIndices()) : RankedTensorType();
+      return gather && use.getOperandNumber() == 0 && gather.getAxis() == 0 && ids && ids.hasStaticShape() &&
+             !s.splitAxis.count(gather.getIndices());
+    });
+    if (auto load = table.getDefiningOp<ml_program::GlobalLoadOp>()) {
+      auto users = globalUsers(module, load.getGlobalAttr().getRootReference());
+      auto global = SymbolTable::lookupNearestSymbolFrom<ml_program::GlobalOp>(load, load.getGlobalAttr());
+      ok &= users && users->size() == 1 && global && global.getIsMutable() &&
+            !global->hasAttr(dist::kShardAttrName);
+    }
+    if (ok)
+      for (Operation *user : table.getUsers())
+        lookups.push_back(cast<nn::GatherOp>(user));
+  }
+  return lookups;
+}
+
 struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPass> {
   using TensorParallelPassBase::TensorParallelPassBase;
 
@@ -413,14 +456,18 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
       for (Operation *op : sharding->conflict)
         columns.remove(op);
     }
-    if (sharding->partialSums.empty()) {
+    SmallVector<nn::GatherOp> lookups = vocabLookups(module, func, *sharding, parts, shardConstants);
+    if (sharding->partialSums.empty() && lookups.empty()) {
       func.emitError("nncc-tensor-parallel: no layer of '")
           << entry << "' splits over " << int64_t(parts)
           << " ranks (Megatron pairs: a matmul by a weight whose columns divide by the ranks, then "
-             "one contracting them)";
+             "one contracting them; embeddings: a Gather of a table whose rows divide by the ranks)";
       return signalPassFailure();
     }
-    if (failed(rewrite(module, *sharding)))
+    // Embedding tables are cut in rows, like a column-parallel weight.
+    for (nn::GatherOp lookup : lookups)
+      sharding->cutWeights.insert({lookup.getInput(), Cut{0, 1}});
+    if (failed(rewrite(module, *sharding)) || failed(splitLookups(module, lookups)))
       return signalPassFailure();
     dist::setParallelLayout(module, dist::ParallelGroup::Tensor, parts);
   }
@@ -458,6 +505,68 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
     }
   }
 
+  /// Megatron's VocabParallelEmbedding: each rank looks up the ids in its
+  /// rows (shifted by its offset t V/T and clamped into them), zeroes the
+  /// rows of the others, and a sum over the group makes the lookup whole.
+  /// Built of differentiable nn ops, so the backward scatters the cotangent
+  /// into the rank's own rows only; the sum's gradient passes it through.
+  LogicalResult splitLookups(ModuleOp module, ArrayRef<nn::GatherOp> lookups) {
+    if (lookups.empty())
+      return success();
+    MLIRContext *ctx = module.getContext();
+    // The plan is the same on every rank: the rank's index t in the tensor
+    // group comes from a state sharded in T parts of one element, whose
+    // whole value is [0, 1, ..., T-1] (each rank starts from its part). It
+    // is an integer (never trained), and its name marks it as fixed by the
+    // layout, so checkpoints leave it out and load at any layout.
+    auto i64 = IntegerType::get(ctx, 64);
+    SmallVector<int64_t> ranks(parts);
+    for (int64_t t = 0; t < parts; ++t)
+      ranks[t] = t;
+    auto wholeType = RankedTensorType::get({int64_t(parts)}, i64);
+    auto partType = RankedTensorType::get({1}, i64);
+    OpBuilder top(ctx);
+    top.setInsertionPointToStart(module.getBody());
+    auto global = ml_program::GlobalOp::create(top, module.getLoc(), NNCC_LAYOUT_STATE_PREFIX "tensor_rank", partType,
+                                               /*is_mutable=*/true,
+                                               DenseElementsAttr::get(wholeType, ArrayRef<int64_t>(ranks)),
+                                               top.getStringAttr("private"));
+    global->setAttr(dist::kShardAttrName, DenseI64ArrayAttr::get(ctx, {0, parts}));
+    SymbolTable(module).insert(global);
+    auto groupSize = IntegerAttr::get(i64, parts);
+    for (nn::GatherOp lookup : lookups) {
+      OpBuilder b(lookup);
+      Location loc = lookup.getLoc();
+      nn::grad::GradBuilder g(b, loc);
+      Value table = lookup.getInput(), ids = lookup.getIndices();
+      auto idsType = tensorType(ids);
+      Type e = idsType.getElementType();
+      int64_t rows = tensorType(table).getDimSize(0), vocab = rows * parts;
+      auto constant = [&](int64_t v) -> Value {
+        auto t = RankedTensorType::get({}, e);
+        return nn::ConstantOp::create(b, loc, t, DenseElementsAttr::get(t, b.getIntegerAttr(e, v)));
+      };
+      Value rank = ml_program::GlobalLoadOp::create(b, loc, partType, FlatSymbolRefAttr::get(global.getSymNameAttr()));
+      rank = g.reshape(rank, {});
+      if (e != i64)
+        rank = g.cast(rank, e);
+      // Negative ids count from the end of the whole table (ONNX Gather).
+      Value wrapped = g.where(g.less(ids, constant(0)), g.add(ids, constant(vocab)), ids);
+      Value local = g.sub(wrapped, g.mul(rank, constant(rows)));
+      Value clamped = nn::ClipOp::create(b, loc, idsType, local, constant(0), constant(rows - 1));
+      Value mine = g.equal(clamped, local);
+      Value found = nn::GatherOp::create(b, loc, lookup.getType(), table, clamped, lookup.getAxisAttr());
+      SmallVector<int64_t> maskShape(idsType.getShape());
+      maskShape.append(tensorType(table).getRank() - 1, 1);
+      Value masked = g.where(g.reshape(mine, maskShape), found, g.scalarLike(found, 0));
+      auto sum = dist::AllReduceOp::create(b, loc, TypeRange{masked.getType()}, ValueRange{masked},
+                                           b.getStringAttr("sum"), groupSize, StringAttr::get(ctx, "tensor"));
+      lookup.getResult().replaceAllUsesWith(sum.getResult(0));
+      lookup.erase();
+    }
+    return success();
+  }
+
   LogicalResult rewrite(ModuleOp module, Sharding &s) {
     MLIRContext *ctx = module.getContext();
     OpBuilder top(module.getBodyRegion());
@@ -479,7 +588,10 @@ struct TensorParallelPass : nncc::impl::TensorParallelPassBase<TensorParallelPas
           return load.emitError("nncc-tensor-parallel: the weight's global cannot be split");
         global.setType(part);
         global->setAttr(dist::kShardAttrName, shardAttr(how));
-        for (Operation *user : *globalUsers(module, global.getSymNameAttr())) // checkWeights found them
+        // checkWeights found them; held here, as a range-for over `*f()`
+        // would outlive the optional that f returns.
+        std::optional<SmallVector<Operation *>> users = globalUsers(module, global.getSymNameAttr());
+        for (Operation *user : *users)
           user->getResult(0).setType(part);
         continue;
       }

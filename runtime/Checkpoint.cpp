@@ -60,6 +60,11 @@ struct Reader {
   }
 };
 
+/// A state the module's layout fixes (module_abi.h): no part of a checkpoint.
+bool isLayoutState(const char *name) {
+  return std::strncmp(name, NNCC_LAYOUT_STATE_PREFIX, sizeof(NNCC_LAYOUT_STATE_PREFIX) - 1) == 0;
+}
+
 } // namespace
 
 Status saveCheckpoint(Session &session, const char *path) {
@@ -68,10 +73,16 @@ Status saveCheckpoint(Session &session, const char *path) {
   const nncc_module &m = session.module().abi();
   std::vector<uint8_t> out(kMagic, kMagic + 8);
   put<uint32_t>(out, kVersion);
-  put<uint32_t>(out, static_cast<uint32_t>(m.num_states));
+  uint32_t saved = 0;
+  for (int32_t i = 0; i < m.num_states; ++i)
+    saved += !isLayoutState(m.states[i].name);
+  put<uint32_t>(out, saved);
   // Whole tensors (a sharded state gathered from its tensor group), so the
   // file loads at any layout; every rank of a tensor group must call it.
+  // States fixed by the layout are not the model's: left out.
   for (int32_t i = 0; i < m.num_states; ++i) {
+    if (isLayoutState(m.states[i].name))
+      continue;
     const nncc_tensor_desc &st = session.module().stateDesc(i);
     int64_t stBytes = session.module().stateBytes(i);
     put<uint32_t>(out, static_cast<uint32_t>(std::strlen(st.name)));
@@ -152,7 +163,7 @@ Status loadCheckpoint(Session &session, const char *path) {
   if (r.failed || r.at != bytes.size() - 8)
     return corrupt("bad state records");
   for (int32_t i = 0; i < m.num_states; ++i)
-    if (!seen.count(m.states[i].name))
+    if (!seen.count(m.states[i].name) && !isLayoutState(m.states[i].name))
       return error(NNCC_ERROR_INVALID_ARGUMENT,
                    format("%s: the checkpoint belongs to another model: it lacks state '%s' of module '%s'",
                           path, m.states[i].name, session.module().path().c_str()));

@@ -4,7 +4,9 @@
 // optimizer buffers, the step count) by name, dtype and shape, so it loads
 // into any module with the same state (recompiled for other targets, other
 // precision or none of the training entries), and is refused, naming the
-// difference, by one with other state. Layout (little-endian):
+// difference, by one with other state. States fixed by the module's layout
+// (NNCC_LAYOUT_STATE_PREFIX: a tensor-parallel rank's index) are not the
+// model's: left out, and not expected. Layout (little-endian):
 //   "NNCCCKP1", u32 version (1), u32 count,
 //   per state: u32 name length, name, i32 dtype, i32 rank, i64 dims[rank],
 //              i64 bytes, the bytes;

@@ -286,6 +286,12 @@ typedef struct nncc_gpu_image {
  * tensor_parallel), and the rank with tensor index t holds part t along
  * shard_axis. Its init_weight is the WHOLE tensor (bytes * shard_parts);
  * a session starts from its own part of it. */
+/** States whose name starts with this prefix are fixed by the module's
+ * layout, not by training (nncc-tensor-parallel's per-rank index: each rank
+ * of the tensor group holds its own t). A checkpoint, which is the whole
+ * model and loads at any layout, neither saves nor expects them. */
+#define NNCC_LAYOUT_STATE_PREFIX "nncc.layout."
+
 typedef struct nncc_state {
   const char *name;
   int32_t dtype; /* nncc_dtype */

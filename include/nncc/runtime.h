@@ -341,7 +341,9 @@ NNCC_RUNTIME_API nncc_status nncc_session_write_state(nncc_session *session, con
  *  the step count) to a checkpoint file (versioned, checksummed; replaced
  *  only when complete), or sets them from one. A checkpoint loads into any
  *  module with the same states by name, dtype and shape, and is refused,
- *  naming the state, by another model's. */
+ *  naming the state, by another model's. States the module's layout fixes
+ *  (names starting with NNCC_LAYOUT_STATE_PREFIX, module_abi.h) are neither
+ *  saved nor expected, so a checkpoint loads at any layout. */
 NNCC_RUNTIME_API nncc_status nncc_session_save_checkpoint(nncc_session *session, const char *path);
 NNCC_RUNTIME_API nncc_status nncc_session_load_checkpoint(nncc_session *session, const char *path);
 

@@ -18,6 +18,12 @@ products meet in one sum over the tensor group per block. Checks:
   into the one-process module and gives its next loss;
 - a GPT-2 block (fused Q/K/V projection split in three) at tp=2: the same
   training check, its fused weight cut in three blocks;
+- a token model (int64 ids -> Gather of a 64 x 64 embedding -> the GPT-2 block)
+  at tp=2: its embedding split over the vocabulary (Megatron's
+  VocabParallelEmbedding: each rank its 32 rows, the ids outside them
+  zeroed, one sum over the group); inference, the same training checks at
+  tp=2 (CPU and GPU plans) and dp=2 x tp=2, and the one-process checkpoint
+  loaded at tp=2 (next loss);
 - placement: a tensor group whose ranks say they run on different machines
   (NNCC_HOST_NAME per rank) makes rank 0 warn naming its ranks, and tensor
   groups each on one machine make no warning;
@@ -49,20 +55,29 @@ BATCH = 16
 STEPS = 20
 SAMPLES = 320
 LR = "0.5"
+VOCAB = 64
 TRAIN = ["--train", "--target=cpu", "--optimizer=momentum", "--loss=mse"]
+
+
+def token_ids(rng, n):
+    """n samples of 16 int64 token ids in [-VOCAB, VOCAB) (ONNX Gather: a negative id counts from the end)."""
+    return {"ids": rng.integers(-VOCAB, VOCAB, size=(n, 16), dtype=np.int64)}
 
 
 class Setup:
     """A model at the global batch (x and mse labels of [16, 64] per sample), its data and the one-process
     reference losses; `name` prefixes its files, and names the model unless `model` does."""
 
-    def __init__(self, args, work, name, flags, model=None):
+    def __init__(self, args, work, name, flags, model=None, inputs=None):
+        """`inputs(rng, n)`: n samples of each model input by name (default: x, float [n, 16, 64])."""
         self.args, self.work, self.name, self.flags = args, work, name, flags
         self.model = os.path.join(work, f"{model or name}.onnx")
         self.data = os.path.join(work, f"{name}-data")
+        self.inputs = inputs or (lambda rng, n: {"x": rng.standard_normal((n, 16, 64)).astype(np.float32)})
         os.makedirs(self.data, exist_ok=True)
         rng = np.random.default_rng(11)
-        np.save(os.path.join(self.data, "x.npy"), rng.standard_normal((SAMPLES, 16, 64)).astype(np.float32))
+        for input_name, value in self.inputs(rng, SAMPLES).items():
+            np.save(os.path.join(self.data, f"{input_name}.npy"), value)
         np.save(os.path.join(self.data, "labels.npy"), rng.standard_normal((SAMPLES, 16, 64)).astype(np.float32))
         self.single = self.compile("single", flags)
         self.single_losses = os.path.join(work, f"{name}-single.txt")
@@ -79,11 +94,11 @@ class Setup:
 def check_inference(setup, flags=("--parallel=tp:2",), ranks=2):
     """The output of `flags`' module on `ranks` ranks against one process's."""
     args, work = setup.args, setup.work
-    inputs = os.path.join(work, "inputs")
+    inputs = os.path.join(work, f"{setup.name}-inputs" if setup.name != "transformer" else "inputs")
     os.makedirs(inputs, exist_ok=True)
-    x = np.random.default_rng(3).standard_normal((BATCH, 16, 64)).astype(np.float32)
-    with open(os.path.join(inputs, "input_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    for i, (input_name, value) in enumerate(setup.inputs(np.random.default_rng(3), BATCH).items()):
+        with open(os.path.join(inputs, f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, input_name).SerializeToString())
     outputs = {}
     layout = " ".join(flags)
     parallel = "infer-" + layout.replace("--", "").replace("=", "").replace(":", "").replace(" ", "-")
@@ -100,7 +115,7 @@ def check_inference(setup, flags=("--parallel=tp:2",), ranks=2):
     want, got = outputs["infer-single"], outputs[parallel]
     rel = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
     ok = got.shape == want.shape and rel <= 1e-5
-    return ok, (f"transformer {layout} inference on {ranks} ranks: {'ok' if ok else 'FAIL'}: worst difference "
+    return ok, (f"{setup.name} {layout} inference on {ranks} ranks: {'ok' if ok else 'FAIL'}: worst difference "
                 f"{rel:.2g} of the largest output")
 
 
@@ -138,6 +153,28 @@ def train_against_single(setup, flags, ranks, label):
     return ok, (f"{setup.name} {label} training on {ranks} ranks: {'ok' if ok else 'FAIL'}: {len(got)} losses, "
                 f"worst relative difference {rel:.2g} (loss {want[0]:.6f} -> {want[-1]:.6f}); checkpoint at one "
                 f"process: next loss relative difference {next_rel:.2g}")
+
+
+def check_checkpoint_into_parallel(setup, flags, ranks):
+    """The other direction: the one-process module's checkpoint after 20 steps, loaded by the module of `flags`
+    on `ranks` ranks (each rank taking its part; the layout's own state is in no checkpoint): its next loss."""
+    args, work = setup.args, setup.work
+    tag = re.sub(r"[^a-z0-9]+", "-", " ".join(flags)).strip("-")
+    so = setup.compile(f"train-{tag}", setup.flags + flags)
+    ckpt, nxt = (os.path.join(work, f"{setup.name}-single-{n}") for n in ("20.ckpt", f"next-{tag}.txt"))
+    for f in (ckpt, nxt):
+        if os.path.exists(f):
+            os.remove(f)
+    common = ["--train", "--data", setup.data, "--lr", LR, "--threads", "1"]
+    run([args.nncc_run, setup.single, *common, "--steps", str(STEPS), "--save-checkpoint", ckpt],
+        "nncc-run --save-checkpoint (one process)")
+    run(mpirun(args, ranks) + [args.nncc_run, so, *common, "--steps", "1", "--load-checkpoint", ckpt,
+                               "--loss-file", nxt], f"mpirun -np {ranks} nncc-run --load-checkpoint")
+    want = losses(setup.single_losses)[STEPS]
+    rel = abs(losses(nxt)[0] - want) / abs(want)
+    ok = rel <= 1e-5
+    return ok, (f"{setup.name}: the one-process checkpoint at {' '.join(flags)} on {ranks} ranks: "
+                f"{'ok' if ok else 'FAIL'}: next loss relative difference {rel:.2g}")
 
 
 def check_placement(setup):
@@ -204,12 +241,24 @@ def main():
     import onnx  # noqa: E402
     onnx.save(models.gpt(BATCH, hidden=64, heads=4, ffn=256, layers=1, seq=16), os.path.join(work, "gpt.onnx"))
     gpt = Setup(args, work, "gpt", TRAIN + ["--trainable=.*_(w|b|g)"])
+    # The same block fed by token ids: Gather(wte [64, 64], ids) + wpe. The
+    # token table is split over the vocabulary (rank t: rows [32t, 32t + 32)),
+    # the position table (16 rows, gathered by no ids) is an Add operand and
+    # stays whole. Ids in [-64, 64): negative ones count from the end.
+    onnx.save(models.gpt(BATCH, hidden=64, heads=4, ffn=256, layers=1, seq=16, vocab=VOCAB),
+              os.path.join(work, "tokens.onnx"))
+    tokens = Setup(args, work, "tokens", TRAIN + ["--trainable=.*_(w|b|g)|wte|wpe"], inputs=token_ids)
     checks = [
         ("inference", lambda: check_inference(setup)),
         ("tp=2", lambda: check_training(setup, 1, 2)),
         ("dp=2 x tp=2", lambda: check_training(setup, 2, 2)),
         ("tp=2 gpu plan", lambda: check_training(setup, 1, 2, "gpu")),
         ("gpt tp=2", lambda: check_training(gpt, 1, 2)),
+        ("tokens inference", lambda: check_inference(tokens)),
+        ("tokens tp=2", lambda: check_training(tokens, 1, 2)),
+        ("tokens dp=2 x tp=2", lambda: check_training(tokens, 2, 2)),
+        ("tokens tp=2 gpu plan", lambda: check_training(tokens, 1, 2, "gpu")),
+        ("tokens checkpoint into tp=2", lambda: check_checkpoint_into_parallel(tokens, ["--parallel=tp:2"], 2)),
         ("placement", lambda: check_placement(setup)),
         ("refusals", lambda: check_refusals(setup)),
     ]

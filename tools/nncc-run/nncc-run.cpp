@@ -390,16 +390,18 @@ void writeStates(const nncc::Module &module, nncc::Session &session, const std::
 /// (`writer` false: all but rank 0) read the states as often, in the same
 /// order, so every group's gathers meet.
 void writeOutputs(const nncc::Module &module, nncc::Session &session, const Options &o, bool writer) {
-  auto joinReads = [&] {
+  // A checkpoint reads every state but those the layout fixes (module_abi.h).
+  auto joinReads = [&](bool checkpoint) {
     for (const nncc::TensorInfo &info : module.states())
-      (void)session.state(info.name);
+      if (!checkpoint || info.name.rfind(NNCC_LAYOUT_STATE_PREFIX, 0) != 0)
+        (void)session.state(info.name);
   };
   if (!o.stateOut.empty())
-    writer ? writeStates(module, session, o.stateOut) : joinReads();
+    writer ? writeStates(module, session, o.stateOut) : joinReads(false);
   if (!o.saveCheckpoint.empty())
-    writer ? session.saveCheckpoint(o.saveCheckpoint) : joinReads();
+    writer ? session.saveCheckpoint(o.saveCheckpoint) : joinReads(true);
   if (!o.exportOnnx.empty())
-    writer ? session.exportOnnx(o.onnxModel, o.exportOnnx) : joinReads();
+    writer ? session.exportOnnx(o.onnxModel, o.exportOnnx) : joinReads(false);
 }
 
 /// Whether mpirun started this process: Open MPI's OMPI_COMM_WORLD_SIZE, or
