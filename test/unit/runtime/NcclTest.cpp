@@ -753,8 +753,9 @@ TEST(NcclFailure, PipelineRunFailsNamingTheEntry) {
                          ")): a collective step failed: remote process exited or there was a network error "
                          "(ncclRemoteError)";
     EXPECT_THAT(errors[r], HasSubstr(failed));
-    if (std::string(mode) == "hang")
+    if (std::string(mode) == "hang") {
       EXPECT_THAT(errors[r], HasSubstr(failed + "; the NCCL communicator was aborted"));
+    }
   }
   if (std::string(mode) != "hang")
     return;
