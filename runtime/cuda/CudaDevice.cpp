@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 namespace nncc::rt {
@@ -85,6 +86,14 @@ private:
   /// session's stream (dist/PointToPoint.h says why one group); a later
   /// step of a run was issued with its first.
   Status enqueuePointToPoint(int32_t e, int32_t s);
+#if NNCC_RUNTIME_HAVE_NCCL
+  /// `calls` (which name the NCCL call and step that failed) between
+  /// ncclGroupStart and ncclGroupEnd on the session's stream, over `nccl`
+  /// unless an earlier error aborted it: what a collective step and a run
+  /// of send/recv steps share.
+  Status enqueueNcclGroup(const NcclRank &nccl, int32_t e, int32_t s,
+                          const std::function<ncclResult_t(const char **call, int32_t *step)> &calls);
+#endif
   /// An internal error unless this session holds state `i` (holdsState).
   Status checkHeld(int32_t i) const;
   /// Whether entry `e` is a variant of this session's pipeline stage (every
@@ -437,40 +446,53 @@ Status CudaSession::enqueueStep(int32_t e, int32_t s) {
   }
 }
 
+#if NNCC_RUNTIME_HAVE_NCCL
+Status CudaSession::enqueueNcclGroup(const NcclRank &nccl, int32_t e, int32_t s,
+                                     const std::function<ncclResult_t(const char **, int32_t *)> &calls) {
+  if (nccl.aborted())
+    return error(NNCC_ERROR_UNAVAILABLE,
+                 stepWhere(e, s) + format(": the NCCL communicator of %s was aborted after an earlier "
+                                          "error; open new sessions over a new communicator",
+                                          nccl.describe().c_str()));
+  const NcclSymbols &n = nccl.nccl().sym();
+  const char *call = "ncclGroupStart";
+  int32_t failed = s;
+  ncclResult_t r = n.ncclGroupStart();
+  if (r == ncclSuccess) {
+    r = calls(&call, &failed);
+    // The group is closed whatever failed inside it.
+    ncclResult_t ended = n.ncclGroupEnd();
+    if (r == ncclSuccess && ended != ncclSuccess) {
+      r = ended;
+      call = "ncclGroupEnd";
+    }
+  }
+  if (r == ncclSuccess)
+    return Status::ok();
+  return nccl.nccl().check(r, call, stepWhere(e, failed) + " (" + nccl.describe() + ")");
+}
+#endif
+
 Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *args) {
   const nncc_step &st = plan_.entries[e].steps[s];
   int32_t k = st.num_args / 2;
 #if NNCC_RUNTIME_HAVE_NCCL
   if (const std::shared_ptr<NcclRank> &nccl = nccl_[groupSlot(st.iparams[NNCC_COLLECTIVE_GROUP])]) {
-    if (nccl->aborted())
-      return error(NNCC_ERROR_UNAVAILABLE,
-                   stepWhere(e, s) + format(": the NCCL communicator of %s was aborted after an earlier "
-                                            "error; open new sessions over a new communicator",
-                                            nccl->describe().c_str()));
     const NcclSymbols &n = nccl->nccl().sym();
     ncclRedOp_t op = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN ? ncclAvg : ncclSum;
     auto stream = reinterpret_cast<cudaStream_t>(stream_);
     // One group: NCCL fuses the bucket's buffers into one launch, with no
     // staging copy.
-    ncclResult_t r = n.ncclGroupStart();
-    const char *call = "ncclGroupStart";
-    if (r == ncclSuccess) {
+    return enqueueNcclGroup(*nccl, e, s, [&](const char **call, int32_t *) {
+      *call = "ncclAllReduce";
+      ncclResult_t r = ncclSuccess;
       for (int32_t a = 0; a < k && r == ncclSuccess; ++a)
         if (st.args[a].bytes > 0)
           r = n.ncclAllReduce(reinterpret_cast<const void *>(args[a]), reinterpret_cast<void *>(args[k + a]),
                               static_cast<size_t>(st.args[a].bytes) / sizeof(float), ncclFloat32, op,
                               nccl->comm(), stream);
-      call = "ncclAllReduce";
-      // The group is closed whatever failed inside it.
-      ncclResult_t ended = n.ncclGroupEnd();
-      if (r == ncclSuccess && ended != ncclSuccess) {
-        r = ended;
-        call = "ncclGroupEnd";
-      }
-    }
-    if (r == ncclSuccess)
-      return Status::ok();
-    return nccl->nccl().check(r, call, stepWhere(e, s) + " (" + nccl->describe() + ")");
+      return r;
+    });
   }
 #endif
   // A group of one: the mean and the sum of one rank are its values.
@@ -492,44 +514,30 @@ Status CudaSession::enqueuePointToPoint(int32_t e, int32_t s) {
     return Status::ok(); // issued with the first step of its run
   const nncc_entry &entry = plan_.entries[e];
 #if NNCC_RUNTIME_HAVE_NCCL
-  const std::shared_ptr<NcclRank> &nccl = nccl_[groupSlot(entry.steps[s].iparams[NNCC_COLLECTIVE_GROUP])];
-  if (nccl && nccl->aborted())
-    return error(NNCC_ERROR_UNAVAILABLE,
-                 stepWhere(e, s) + format(": the NCCL communicator of %s was aborted after an earlier "
-                                          "error; open new sessions over a new communicator",
-                                          nccl->describe().c_str()));
-  if (nccl) {
+  if (const std::shared_ptr<NcclRank> &nccl = nccl_[groupSlot(entry.steps[s].iparams[NNCC_COLLECTIVE_GROUP])]) {
     const NcclSymbols &n = nccl->nccl().sym();
     auto stream = reinterpret_cast<cudaStream_t>(stream_);
     // One group for the whole run: a send's kernel waits for its receiver,
     // so a stage's send and its next receive must progress together.
-    ncclResult_t r = n.ncclGroupStart();
-    const char *call = "ncclGroupStart";
-    int32_t failed = s;
-    for (int32_t t = s; t < end && r == ncclSuccess; ++t) {
-      const nncc_step &st = entry.steps[t];
-      const CUdeviceptr *args = plan.args.of(t);
-      bool send = st.iparams[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_SEND;
-      int peer = static_cast<int>(st.iparams[NNCC_COLLECTIVE_PEER]);
-      call = send ? "ncclSend" : "ncclRecv";
-      failed = t;
-      // Bytes: any dtype travels as it is.
-      for (int32_t a = 0; a < st.num_args && r == ncclSuccess; ++a)
-        if (st.args[a].bytes > 0)
-          r = send ? n.ncclSend(reinterpret_cast<const void *>(args[a]), static_cast<size_t>(st.args[a].bytes),
-                                ncclUint8, peer, nccl->comm(), stream)
-                   : n.ncclRecv(reinterpret_cast<void *>(args[a]), static_cast<size_t>(st.args[a].bytes), ncclUint8,
-                                peer, nccl->comm(), stream);
-    }
-    // The group is closed whatever failed inside it.
-    ncclResult_t ended = n.ncclGroupEnd();
-    if (r == ncclSuccess && ended != ncclSuccess) {
-      r = ended;
-      call = "ncclGroupEnd";
-    }
-    if (r == ncclSuccess)
-      return Status::ok();
-    return nccl->nccl().check(r, call, stepWhere(e, failed) + " (" + nccl->describe() + ")");
+    return enqueueNcclGroup(*nccl, e, s, [&](const char **call, int32_t *failed) {
+      ncclResult_t r = ncclSuccess;
+      for (int32_t t = s; t < end && r == ncclSuccess; ++t) {
+        const nncc_step &st = entry.steps[t];
+        const CUdeviceptr *args = plan.args.of(t);
+        bool send = st.iparams[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_SEND;
+        int peer = static_cast<int>(st.iparams[NNCC_COLLECTIVE_PEER]);
+        *call = send ? "ncclSend" : "ncclRecv";
+        *failed = t;
+        // Bytes: any dtype travels as it is.
+        for (int32_t a = 0; a < st.num_args && r == ncclSuccess; ++a)
+          if (st.args[a].bytes > 0)
+            r = send ? n.ncclSend(reinterpret_cast<const void *>(args[a]), static_cast<size_t>(st.args[a].bytes),
+                                  ncclUint8, peer, nccl->comm(), stream)
+                     : n.ncclRecv(reinterpret_cast<void *>(args[a]), static_cast<size_t>(st.args[a].bytes),
+                                  ncclUint8, peer, nccl->comm(), stream);
+      }
+      return r;
+    });
   }
 #endif
   // The verifier gives every send a peer in a group of two or more, whose
