@@ -36,6 +36,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cassert>
@@ -54,8 +55,11 @@ int64_t minColumns(const VectorUnit &unit) { return 3 * unit.lanes / 4; }
 /// slow enough that 7 of 16 lanes on 7x7 depthwise planes still win
 /// (docs/performance.md): a quarter of the lanes.
 int64_t minGroupedColumns(const VectorUnit &unit) { return std::max<int64_t>(2, unit.lanes / 4); }
-/// Kernel taps unrolled into the reduction loop's body, at most.
+/// Kernel taps of one window, at most.
 constexpr int64_t kMaxTaps = 64;
+/// Kernel taps unrolled into the reduction loop's body, at most; larger
+/// windows loop over their kernel rows (see buildDirect).
+constexpr int64_t kMaxUnrolledTaps = 16;
 
 struct Tiling {
   int64_t lanes;    // f32 lanes per vector
@@ -89,7 +93,7 @@ Window windowOf(nn::ConvOp conv) {
   int64_t rank = w.getRank();
   return Window{in,
                 out,
-                conv.getGroup(),
+                static_cast<int64_t>(conv.getGroup()),
                 rank == 4 ? w.getShape()[1] : 0,
                 rank == 4 ? w.getShape()[2] : 0,
                 rank == 4 ? w.getShape()[3] : 0,
@@ -134,7 +138,7 @@ bool readsPaddedCopy(int64_t channels) { return channels >= 4; }
 std::optional<Tiling> chooseTiling(const Window &g, const VectorUnit &unit) {
   if (!g.supported)
     return std::nullopt;
-  // Every tap is unrolled in the kernel body: 7x7 is 49 of them.
+  // Every tap of a kernel row is unrolled in the kernel body.
   if (g.kh * g.kw > kMaxTaps)
     return std::nullopt;
   // An ungrouped 1x1 convolution is a plain GEMM on the input as it lies (no
@@ -314,25 +318,28 @@ Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w,
   // Accumulators [channel][row][vector].
   auto accIndex = [&](int64_t ch, int64_t r, int64_t v) { return (ch * t.rows + r) * t.vectors + v; };
   SmallVector<Value> initial(t.channels * t.rows * t.vectors, zeroVector);
-  // Per tile row r and kernel row ky: the input row and, reading the input
+  // The input row of tile row r under kernel row ky and, reading the input
   // as it lies, whether that row lies inside the image (the address then
-  // clamped into it).
-  SmallVector<Value> inputRow, rowInside;
-  for (int64_t r = 0; r < t.rows; ++r)
-    for (int64_t ky = 0; ky < kh; ++ky) {
-      Value y = arith::AddIOp::create(fb, loc, arith::MulIOp::create(fb, loc, oh0, c(rowStride)),
-                                      c(r * rowStride + ky * dilations[0] - padTop));
-      if (padded) {
-        inputRow.push_back(y);
-        continue;
-      }
-      rowInside.push_back(arith::AndIOp::create(
-          fb, loc, arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sge, y, c(0)),
-          arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::slt, y, c(height))));
-      inputRow.push_back(arith::MinSIOp::create(fb, loc, arith::MaxSIOp::create(fb, loc, y, c(0)), c(height - 1)));
-    }
+  // clamped into it). ky is a constant when the kernel rows are unrolled,
+  // the loop's induction variable otherwise.
+  struct InputRow {
+    Value row, inside;
+  };
+  auto inputRowOf = [&](OpBuilder &lb, Location l, int64_t r, Value ky) -> InputRow {
+    auto ci = [&](int64_t v) { return indexConstant(lb, l, v); };
+    std::optional<int64_t> fixed = getConstantIntValue(ky);
+    Value offset = fixed ? ci(r * rowStride + *fixed * dilations[0] - padTop)
+                         : arith::AddIOp::create(lb, l, arith::MulIOp::create(lb, l, ky, ci(dilations[0])),
+                                                 ci(r * rowStride - padTop));
+    Value y = arith::AddIOp::create(lb, l, arith::MulIOp::create(lb, l, oh0, ci(rowStride)), offset);
+    if (padded)
+      return {y, Value()};
+    Value inside = arith::AndIOp::create(lb, l, arith::CmpIOp::create(lb, l, arith::CmpIPredicate::sge, y, ci(0)),
+                                         arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, y, ci(height)));
+    return {arith::MinSIOp::create(lb, l, arith::MaxSIOp::create(lb, l, y, ci(0)), ci(height - 1)), inside};
+  };
   // One vector of input for output columns [v*L, v*L + L) of the tile
-  // under column tap offset `tap`, kernel row `rowIndex` (r * kh + ky).
+  // under column tap offset `tap`, from input row `in`.
   auto shiftRight = [&](OpBuilder &lb, Location l, Value v, int64_t lanes) {
     SmallVector<int64_t> mask;
     for (int64_t i = 0; i < vectorLanes; ++i)
@@ -341,10 +348,10 @@ Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w,
   };
   Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(padding));
   Value ow0x = arith::MulIOp::create(fb, loc, ow0, c(colStride)); // input column of the tile
-  auto readInput = [&](OpBuilder &lb, Location l, Value cin, int64_t rowIndex, int64_t tap, int64_t v,
+  auto readInput = [&](OpBuilder &lb, Location l, Value cin, const InputRow &in, int64_t tap, int64_t v,
                        bool leftmost) -> Value {
     auto read = [&](Value col, ArrayRef<Value> phase, bool inBounds) {
-      SmallVector<Value> at{img, cin, inputRow[rowIndex]};
+      SmallVector<Value> at{img, cin, in.row};
       llvm::append_range(at, phase);
       at.push_back(col);
       return (Value)vector::TransferReadOp::create(lb, l, vecType, x, at, zero, ArrayRef<bool>{inBounds});
@@ -380,39 +387,75 @@ Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w,
     }
     if (shift)
       lanes = shiftRight(lb, l, lanes, shift);
-    return arith::SelectOp::create(lb, l, rowInside[rowIndex], lanes, zeroVector);
+    return arith::SelectOp::create(lb, l, in.inside, lanes, zeroVector);
+  };
+  // The taps of kernel row ky (kw of them, unrolled) folded into `acc`.
+  // rowsOf[r]: tile row r's input row under kernel row ky.
+  auto kernelRow = [&](OpBuilder &lb, Location l, Value cin, Value ci, Value ky, ArrayRef<InputRow> rowsOf,
+                       SmallVector<Value> &acc, bool leftmost) {
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      SmallVector<Value> rowsIn;
+      for (int64_t r = 0; r < t.rows; ++r)
+        for (int64_t v = 0; v < t.vectors; ++v)
+          rowsIn.push_back(readInput(lb, l, cin, rowsOf[r], kx * dilations[1], v, leftmost));
+      if (g.max) {
+        for (int64_t i = 0; i < t.rows * t.vectors; ++i)
+          acc[i] = arith::MaximumFOp::create(lb, l, acc[i], rowsIn[i]);
+        continue;
+      }
+      for (int64_t ch = 0; ch < t.channels; ++ch) {
+        Value weight = tensor::ExtractOp::create(
+            lb, l, w,
+            ValueRange{arith::AddIOp::create(lb, l, m0, indexConstant(lb, l, ch)), ci, ky, indexConstant(lb, l, kx)});
+        Value splat = vector::BroadcastOp::create(lb, l, vecType, weight);
+        for (int64_t i = 0; i < t.rows * t.vectors; ++i) {
+          int64_t at = ch * t.rows * t.vectors + i;
+          acc[at] = vector::FMAOp::create(lb, l, splat, rowsIn[i], acc[at]);
+        }
+      }
+    }
   };
   // The reduction over the group's input channels, for interior tiles or for
-  // the leftmost one (whose reads left of column 0 shift in zeros).
+  // the leftmost one (whose reads left of column 0 shift in zeros). Small
+  // windows unroll all their taps; larger ones loop over the kernel rows:
+  // with a 7x7 window's 49 taps in one block, LLVM's scheduler hoisted the
+  // weight broadcasts far ahead of their FMAs and spilled them (whole
+  // vectors, to the stack), which halved the stem convolution's rate.
+  bool loopKernelRows = kh * kw > kMaxUnrolledTaps;
+  auto rowsAt = [&](OpBuilder &lb, Location l, Value ky) {
+    SmallVector<InputRow> rows;
+    for (int64_t r = 0; r < t.rows; ++r)
+      rows.push_back(inputRowOf(lb, l, r, ky));
+    return rows;
+  };
+  // Unrolled, every (kernel row, tile row) pair's input row is computed once
+  // per tile, outside the reduction.
+  SmallVector<Value> kernelRows;
+  SmallVector<SmallVector<InputRow>> unrolledRows;
+  if (!loopKernelRows)
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      kernelRows.push_back(c(ky));
+      unrolledRows.push_back(rowsAt(fb, loc, kernelRows.back()));
+    }
   auto reduce = [&](OpBuilder &ob, bool leftmost) {
     return scf::ForOp::create(
         ob, loc, c(0), c(cg), c(1), initial,
         [&](OpBuilder &lb, Location l, Value ci, ValueRange accs) {
-          SmallVector<Value> acc(accs);
           Value cin = arith::AddIOp::create(lb, l, c0, ci);
-          for (int64_t ky = 0; ky < kh; ++ky)
-            for (int64_t kx = 0; kx < kw; ++kx) {
-              SmallVector<Value> rowsIn;
-              for (int64_t r = 0; r < t.rows; ++r)
-                for (int64_t v = 0; v < t.vectors; ++v)
-                  rowsIn.push_back(readInput(lb, l, cin, r * kh + ky, kx * dilations[1], v, leftmost));
-              if (g.max) {
-                for (int64_t i = 0; i < t.rows * t.vectors; ++i)
-                  acc[i] = arith::MaximumFOp::create(lb, l, acc[i], rowsIn[i]);
-                continue;
-              }
-              for (int64_t ch = 0; ch < t.channels; ++ch) {
-                Value weight = tensor::ExtractOp::create(
-                    lb, l, w,
-                    ValueRange{arith::AddIOp::create(lb, l, m0, indexConstant(lb, l, ch)), ci,
-                               indexConstant(lb, l, ky), indexConstant(lb, l, kx)});
-                Value splat = vector::BroadcastOp::create(lb, l, vecType, weight);
-                for (int64_t i = 0; i < t.rows * t.vectors; ++i) {
-                  int64_t at = ch * t.rows * t.vectors + i;
-                  acc[at] = vector::FMAOp::create(lb, l, splat, rowsIn[i], acc[at]);
-                }
-              }
-            }
+          SmallVector<Value> acc(accs);
+          if (loopKernelRows) {
+            auto rows = scf::ForOp::create(
+                lb, l, indexConstant(lb, l, 0), indexConstant(lb, l, kh), indexConstant(lb, l, 1), acc,
+                [&](OpBuilder &kb, Location kl, Value ky, ValueRange rowAccs) {
+                  SmallVector<Value> rowAcc(rowAccs);
+                  kernelRow(kb, kl, cin, ci, ky, rowsAt(kb, kl, ky), rowAcc, leftmost);
+                  scf::YieldOp::create(kb, kl, rowAcc);
+                });
+            acc.assign(rows.getResults().begin(), rows.getResults().end());
+          } else {
+            for (int64_t ky = 0; ky < kh; ++ky)
+              kernelRow(lb, l, cin, ci, kernelRows[ky], unrolledRows[ky], acc, leftmost);
+          }
           scf::YieldOp::create(lb, l, acc);
         });
   };

@@ -78,3 +78,28 @@ func.func @depthwise_in_place(%x: tensor<1x8x16x16xf32>, %w: tensor<8x1x3x3xf32>
   %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x16x16xf32>
   return %0 : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// A 7x7 window (49 taps, more than the 16 unrolled at most) loops over its
+// kernel rows inside the input-channel loop, each row's 7 taps unrolled:
+// 8 channels x 2 rows x 7 taps = 112 FMAs per kernel row, and the weight
+// read at the row loop's index. (All 49 taps in one block made LLVM spill
+// hoisted weight broadcasts: docs/performance.md.)
+// CHECK-LABEL: func.func @stem_loops_kernel_rows
+// CHECK: func.func private @k0_conv
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>,
+// CHECK: scf.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>,
+// CHECK: tensor.extract %arg1[%{{.*}}, %[[C]], %[[KY]], %{{.*}}] : tensor<8x3x7x7xf32>
+// CHECK-COUNT-112: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK-NOT: vector.fma
+// CHECK: tensor.parallel_insert_slice
+func.func @stem_loops_kernel_rows(%x: tensor<1x3x32x32xf32>, %w: tensor<8x3x7x7xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x3x32x32xf32>, tensor<8x3x7x7xf32>) -> tensor<1x8x16x16xf32>
+  return %0 : tensor<1x8x16x16xf32>
+}
