@@ -109,6 +109,17 @@ bool ownKernelFits(const nncc_step &st, const GemmParams &g) {
          g.batch > 0 && g.m > 1 && g.n > 0 && g.k > 0 && st.args[1].kind == NNCC_BUFFER_WEIGHT;
 }
 
+/// Whether a product whose A is the module weight runs on the own kernel
+/// transposed (sgemmTransposed): op(A)^T is then packed once, when the
+/// session is created. Only for f32 without an accumulator, one A for the
+/// whole batch, and where the cost model says so (sgemmTransposedIsCheaper).
+bool transposedFits(const nncc_step &st, const GemmParams &g, const SgemmKernel &kern) {
+  return g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32 && g.dtypeC == NNCC_DTYPE_F32 &&
+         g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0 && g.batch * g.n > 1 && g.beta == 0 &&
+         (g.strideA == 0 || g.batch == 1) && st.args[0].kind == NNCC_BUFFER_WEIGHT &&
+         st.args[1].kind != NNCC_BUFFER_WEIGHT && sgemmTransposedIsCheaper(kern, g.m, g.n, g.k);
+}
+
 int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
   int64_t n = 0;
   matrixSpan(g.batch, rows, cols, ld, stride, &n); // verified at load: no overflow
@@ -121,7 +132,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
                          int threads) {
   kernel_ = sgemmKernelFor();
   int64_t bytes = 0;
-  size_t a = 0, b = 0, c = 0, bias = 0, aPacked = 0;
+  size_t a = 0, b = 0, c = 0, bias = 0, aPacked = 0, product = 0;
   for (int32_t e = 0; e < plan.num_entries; ++e) {
     const nncc_entry &entry = plan.entries[e];
     for (int32_t s = 0; s < entry.num_steps; ++s) {
@@ -141,6 +152,17 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
         bytes += static_cast<int64_t>(packed.perBatch * copies * sizeof(float));
         packed_.emplace(&st, std::move(packed));
         aPacked = std::max(aPacked, sgemmScratchFloats(*kernel_, g.m, g.k));
+      }
+      else if (kernel_ && transposedFits(st, g, *kernel_)) {
+        const float *src = static_cast<const float *>(args[e].of(s)[0]);
+        // op(A)^T as the kernel's B: (p, j) = op(A)(j, p).
+        PackedB packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.m)};
+        packed.data = allocFloats(packed.perBatch);
+        packB(*kernel_, src, g.lda, !g.transA, g.k, g.m, packed.data.get());
+        bytes += static_cast<int64_t>(packed.perBatch * sizeof(float));
+        transposedA_.emplace(&st, std::move(packed));
+        aPacked = std::max(aPacked, sgemmTransposedScratchFloats(*kernel_, g.batch, g.n, g.k));
+        product = std::max(product, sgemmTransposedProductFloats(g.batch, g.m, g.n));
       }
       if (g.dtypeA != NNCC_DTYPE_F32)
         a = std::max<size_t>(a, span(g, g.aRows(), g.aCols(), g.lda, g.strideA));
@@ -162,6 +184,10 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
     scratch_ = allocFloats(floats);
     bytes += static_cast<int64_t>(floats * sizeof(float));
   }
+  if (product > 0) {
+    product_ = allocFloats(product);
+    bytes += static_cast<int64_t>(product * sizeof(float));
+  }
   return bytes + static_cast<int64_t>((a + b + c + bias) * sizeof(float));
 }
 
@@ -177,11 +203,41 @@ void CpuGemm::runOwn(const GemmParams &g, const PackedB &b, void *const *args, T
   }
 }
 
+void CpuGemm::runTransposed(const GemmParams &g, const PackedB &at, void *const *args,
+                            ThreadPool &pool) {
+  SgemmTransposedCall call{g.batch,
+                           g.m,
+                           g.n,
+                           g.k,
+                           at.data.get(),
+                           static_cast<const float *>(args[1]),
+                           g.ldb,
+                           g.strideB,
+                           g.transB,
+                           static_cast<float *>(args[2]),
+                           g.ldc,
+                           g.strideC,
+                           g.alpha};
+  sgemmTransposed(*kernel_, call, product_.get(), scratch_.get(), pool);
+}
+
 Status CpuGemm::run(const nncc_step &step, void *const *args, ThreadPool &pool) {
   if (!packed_.empty()) {
     auto own = packed_.find(&step);
     if (own != packed_.end()) {
       runOwn(decodeGemm(step), own->second, args, pool);
+      return Status::ok();
+    }
+  }
+  if (!transposedA_.empty()) {
+    auto own = transposedA_.find(&step);
+    if (own != transposedA_.end()) {
+      GemmParams g = decodeGemm(step);
+      runTransposed(g, own->second, args, pool);
+      // Bias and activation in one pass over C, as after the BLAS.
+      if (g.hasBias || g.activation != NNCC_ACTIVATION_NONE)
+        runEpilogue(g, static_cast<float *>(args[2]), static_cast<const float *>(args[3]), nullptr,
+                    pool);
       return Status::ok();
     }
   }
@@ -217,17 +273,21 @@ Status CpuGemm::run(const nncc_step &step, void *const *args, ThreadPool &pool) 
   if (g.hasBias)
     bias = g.dtypeC == NNCC_DTYPE_F32 ? static_cast<const float *>(args[3])
                                       : widen(g.dtypeC, args[3], g.n, bias_);
+  runEpilogue(g, c, bias, narrowC ? static_cast<uint16_t *>(args[2]) : nullptr, pool);
+  return Status::ok();
+}
+
+void CpuGemm::runEpilogue(const GemmParams &g, float *c, const float *bias, uint16_t *out16,
+                          ThreadPool &pool) {
   // One pass over C: bias, activation, and the single rounding to its dtype;
   // rows split over the pool when there is enough of it (erf is not cheap).
-  EpilogueJob job{&g, c, bias, narrowC ? static_cast<uint16_t *>(args[2]) : nullptr,
-                  g.batch * g.m, 1};
+  EpilogueJob job{&g, c, g.hasBias ? bias : nullptr, out16, g.batch * g.m, 1};
   if (pool.threads() > 1 && job.rows * g.n >= kParallelEpilogueElements)
     job.chunks = std::min<int64_t>(job.rows, int64_t(pool.threads()) * 4);
   if (job.chunks == 1)
     runEpilogueChunk(&job, 0);
   else
     pool.parallelFor(job.chunks, runEpilogueChunk, &job);
-  return Status::ok();
 }
 
 } // namespace nncc::rt

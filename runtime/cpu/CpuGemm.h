@@ -49,11 +49,21 @@ private:
     size_t perBatch;
   };
   void runOwn(const GemmParams &g, const PackedB &b, void *const *args, ThreadPool &pool);
+  /// A weight A's product transposed (sgemmTransposed): `at` is op(A)^T
+  /// packed as the kernel's B.
+  void runTransposed(const GemmParams &g, const PackedB &at, void *const *args, ThreadPool &pool);
+  /// Bias (f32, or null), activation and, with out16, the rounding of the
+  /// f32 product `c` into C's f16/bf16 (else in place).
+  void runEpilogue(const GemmParams &g, float *c, const float *bias, uint16_t *out16,
+                   ThreadPool &pool);
 
   std::vector<float> a_, b_, c_, bias_;
   const SgemmKernel *kernel_ = nullptr;
   std::unordered_map<const nncc_step *, PackedB> packed_;
+  /// Steps whose weight A runs transposed, with op(A)^T packed.
+  std::unordered_map<const nncc_step *, PackedB> transposedA_;
   AlignedFloats scratch_; // packed A, sgemmTasks(threads) pieces
+  AlignedFloats product_; // the stacked C^T of the transposed steps
 };
 
 } // namespace nncc::rt

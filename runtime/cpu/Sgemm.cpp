@@ -2,6 +2,7 @@
 #include "Sgemm.h"
 
 #include "CpuFeatures.h"
+#include "nncc/module_abi.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -57,28 +58,37 @@ void packB(const SgemmKernel &kern, const float *b, int64_t ldb, bool transB, in
 
 namespace {
 
+/// Where row i of op(A) starts; its element p lies p * colStep further.
+const float *rowOfA(const SgemmCall &g, int64_t i) {
+  const int64_t rowStep = g.transA ? 1 : g.lda;
+  if (g.aBatchRows == 0)
+    return g.a + i * rowStep;
+  return g.a + (i / g.aBatchRows) * g.aBatchStride + (i % g.aBatchRows) * rowStep;
+}
+
 /// Packs rows [i0, i0 + mc) x K columns [pc, pc + kc) of op(A) into panels
 /// of mr rows, each kc x mr (k-major), rows past mc zero.
 void packA(const SgemmCall &g, int mr, int64_t i0, int64_t mc, int64_t pc, int64_t kc,
            float *dst) {
+  const int64_t colStep = g.transA ? g.lda : 1;
   for (int64_t ip = 0; ip < mc; ip += mr, dst += kc * mr) {
     int64_t rows = std::min<int64_t>(mr, mc - ip);
-    if (g.transA) { // op(A)(i, p) = a[p * lda + i]: rows of a panel are contiguous
+    const float *row[16]; // mr <= 16 (SgemmKernel::tile)
+    for (int64_t r = 0; r < rows; ++r)
+      row[r] = rowOfA(g, i0 + ip + r) + pc * colStep;
+    if (g.transA) { // op(A)(i, p) = a[p * lda + i]: a panel's rows lie side by side
       for (int64_t p = 0; p < kc; ++p) {
-        const float *src = g.a + (pc + p) * g.lda + i0 + ip;
         float *out = dst + p * mr;
         for (int64_t r = 0; r < rows; ++r)
-          out[r] = src[r];
+          out[r] = row[r][p * colStep];
         for (int64_t r = rows; r < mr; ++r)
           out[r] = 0;
       }
       continue;
     }
-    for (int64_t r = 0; r < rows; ++r) { // read each row of A contiguously
-      const float *src = g.a + (i0 + ip + r) * g.lda + pc;
+    for (int64_t r = 0; r < rows; ++r) // read each row of A contiguously
       for (int64_t p = 0; p < kc; ++p)
-        dst[p * mr + r] = src[p];
-    }
+        dst[p * mr + r] = row[r][p];
     for (int64_t r = rows; r < mr; ++r)
       for (int64_t p = 0; p < kc; ++p)
         dst[p * mr + r] = 0;
@@ -163,6 +173,72 @@ void sgemmPacked(const SgemmKernel &kern, const SgemmCall &call, float *scratch,
     runTask(&job, 0);
   else
     pool.parallelFor(job.tasks, runTask, &job);
+}
+
+namespace {
+
+/// Rows of C each transpose task writes (per item of the batch).
+constexpr int64_t kTransposeRows = 16;
+
+/// Task t writes rows [r0, r0 + kTransposeRows) of one C_i in blocks of 16
+/// columns, so that the 16 rows of the product a block reads stay in L1
+/// while it is written.
+struct TransposeJob {
+  const SgemmTransposedCall *g;
+  const float *product;
+  int64_t rowBlocks; // per item
+};
+
+void runTransposeTask(void *context, int64_t task) {
+  const TransposeJob &job = *static_cast<const TransposeJob *>(context);
+  const SgemmTransposedCall &g = *job.g;
+  const int64_t i = task / job.rowBlocks, r0 = task % job.rowBlocks * kTransposeRows;
+  const int64_t r1 = std::min(g.m, r0 + kTransposeRows);
+  const float *p = job.product + i * g.n * g.m;
+  float *c = g.c + i * g.strideC;
+  for (int64_t j0 = 0; j0 < g.n; j0 += 16) {
+    int64_t j1 = std::min(g.n, j0 + 16);
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t j = j0; j < j1; ++j)
+        c[r * g.ldc + j] = p[j * g.m + r];
+  }
+}
+
+double panelFill(int64_t cols, int nr) {
+  return static_cast<double>(cols) / static_cast<double>((cols + nr - 1) / nr * nr);
+}
+
+} // namespace
+
+size_t sgemmTransposedProductFloats(int64_t batch, int64_t m, int64_t n) {
+  return static_cast<size_t>(batch * n * m);
+}
+
+size_t sgemmTransposedScratchFloats(const SgemmKernel &kern, int64_t batch, int64_t n, int64_t k) {
+  return sgemmScratchFloats(kern, batch * n, k);
+}
+
+void sgemmTransposed(const SgemmKernel &kern, const SgemmTransposedCall &g, float *product,
+                     float *scratch, ThreadPool &pool) {
+  // Row (i, j) of the stacked product is column j of op(B_i).
+  SgemmCall call{g.batch * g.n, g.m,     g.k,  g.b,   g.ldb, !g.transB, g.packedAT,
+                 product,       g.m,     g.alpha, 0.0f, nullptr, NNCC_ACTIVATION_NONE};
+  call.aBatchRows = g.n;
+  call.aBatchStride = g.strideB;
+  sgemmPacked(kern, call, scratch, pool);
+  TransposeJob job{&g, product, (g.m + kTransposeRows - 1) / kTransposeRows};
+  int64_t tasks = g.batch * job.rowBlocks;
+  if (pool.threads() > 1 && tasks > 1)
+    pool.parallelFor(tasks, runTransposeTask, &job);
+  else
+    for (int64_t t = 0; t < tasks; ++t)
+      runTransposeTask(&job, t);
+}
+
+bool sgemmTransposedIsCheaper(const SgemmKernel &kern, int64_t m, int64_t n, int64_t k) {
+  double direct = static_cast<double>(k) * (1 / panelFill(n, kern.nr) - 1);
+  double transposed = static_cast<double>(k) * (1 / panelFill(m, kern.nr) - 1) + 2.0 * kern.lanes;
+  return transposed < direct;
 }
 
 } // namespace nncc::rt

@@ -55,6 +55,7 @@ struct SgemmTile {
 /// A micro-kernel family: tile sizes and one function per row count.
 struct SgemmKernel {
   const char *name; // "avx512", "avx2"
+  int lanes;        // f32 lanes of a vector register: 16, 8
   int mr, nr;
   int64_t mc; // rows of A packed per block (a multiple of mr)
   void (*tile[16])(const SgemmTile &); // tile[r] computes r rows, 1 <= r <= mr
@@ -99,6 +100,11 @@ struct SgemmCall {
   float alpha, beta;
   const float *bias; // n values, or null
   int activation;
+  /// When non-zero, op(A) stacks the same-shaped op(A_i) of a batch: row r
+  /// is row r % aBatchRows of A_i, i = r / aBatchRows, which starts
+  /// aBatchStride elements after A_0. One call then covers a batch whose
+  /// items are too short to fill the row tiles on their own.
+  int64_t aBatchRows = 0, aBatchStride = 0;
 };
 
 /// Floats of packed A one task needs for an m x k A (one M block by one K
@@ -109,6 +115,41 @@ int sgemmTasks(int threads);
 /// Runs `call` on the pool; scratch holds sgemmTasks(pool.threads()) *
 /// sgemmScratchFloats(kern, call.m, call.k) floats.
 void sgemmPacked(const SgemmKernel &kern, const SgemmCall &call, float *scratch, ThreadPool &pool);
+
+/// C_i = alpha * op(A) op(B_i) for the items of a batch when A (m x k, one
+/// for all items) is the constant: computed as the transposed product
+/// C_i^T = op(B_i)^T op(A)^T with op(A)^T as the packed B, every item's
+/// op(B_i)^T stacked as the rows of one call (batch * n rows), into
+/// `product` (batch * n x m), then transposed into C. This is the
+/// weights-as-A form of a 1x1 convolution over small images (N = positions:
+/// 16 or 49 fill a half to three quarters of the kernel's nr-column panels,
+/// where M = channels fills them).
+struct SgemmTransposedCall {
+  int64_t batch, m, n, k;
+  const float *packedAT; // packB(kern, a, lda, !transA, k, m, packedAT)
+  const float *b;        // op(B_i): k x n (n x k when transB), item i at b + i * strideB
+  int64_t ldb, strideB;
+  bool transB;
+  float *c; // m x n (ldc), item i at c + i * strideC
+  int64_t ldc, strideC;
+  float alpha;
+};
+
+/// Floats of `product` and of the packing scratch (sgemmTasks(threads)
+/// times this) sgemmTransposed needs.
+size_t sgemmTransposedProductFloats(int64_t batch, int64_t m, int64_t n);
+size_t sgemmTransposedScratchFloats(const SgemmKernel &kern, int64_t batch, int64_t n, int64_t k);
+
+void sgemmTransposed(const SgemmKernel &kern, const SgemmTransposedCall &call, float *product,
+                     float *scratch, ThreadPool &pool);
+
+/// Whether sgemmTransposed beats the direct product for an m x n x k GEMM
+/// on `kern`. A cost model in FMA lanes per element of C, not a timing: the
+/// direct form wastes k * (1/fill(n) - 1) lanes per element, where fill is
+/// the share of the nr-column panels the columns fill; the transposed one
+/// k * (1/fill(m) - 1), plus the transpose: one load and one store per
+/// element against two vector FMAs per cycle, 2 * lanes.
+bool sgemmTransposedIsCheaper(const SgemmKernel &kern, int64_t m, int64_t n, int64_t k);
 
 } // namespace nncc::rt
 

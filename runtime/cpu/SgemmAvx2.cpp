@@ -128,7 +128,7 @@ template <int R> NNCC_AVX2_FN void tile(const SgemmTile &t) {
 }
 
 template <int... R> constexpr SgemmKernel makeKernel(std::integer_sequence<int, R...>) {
-  return SgemmKernel{"avx2", kMr, kNr, 32 * kMr, {nullptr, &tile<R + 1>...}};
+  return SgemmKernel{"avx2", 8, kMr, kNr, 32 * kMr, {nullptr, &tile<R + 1>...}};
 }
 
 } // namespace

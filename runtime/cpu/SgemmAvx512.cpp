@@ -142,7 +142,7 @@ template <int R> NNCC_AVX512_FN void tile(const SgemmTile &t) {
 }
 
 template <int... R> constexpr SgemmKernel makeKernel(std::integer_sequence<int, R...>) {
-  return SgemmKernel{"avx512", kMr, kNr, 16 * kMr, {nullptr, &tile<R + 1>...}};
+  return SgemmKernel{"avx512", 16, kMr, kNr, 16 * kMr, {nullptr, &tile<R + 1>...}};
 }
 
 } // namespace

@@ -83,6 +83,10 @@ CASES = [
     ("pointwise_batch_weights_as_a", False, 3, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
     ("small_batch_packed_weights_residual_relu", {"x86-64-v3": True, "x86-64-v4": False}, 2, 32, 24, 7, 7, 3,
      [1, 1, 1, 1], 1, [1, 1], [1, 1], "residual+relu"),
+    # Weights as A over a batch of small images, which the runtime runs as its transposed product (see
+    # RUNTIME_TRANSPOSED).
+    ("pointwise_batch_runtime_transposed", False, 4, 128, 64, 7, 7, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1], "relu"),
+    ("pointwise_batch_16_positions", False, 3, 96, 320, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
 ]
 # The cases whose GEMM is the transposed product [n*P, M] = col^T W^T (nncc-lower-contractions
 # packed-weights: constant weights; one GEMM over a batch's columns, or one image with P < K), per
@@ -96,6 +100,11 @@ TRANSPOSED_GEMM = {
     "pointwise_packed_weights": {"x86-64-v3", "x86-64-v4"},
     "small_batch_packed_weights_residual_relu": {"x86-64-v4"},
 }
+# The cases whose GEMM keeps the weights as A and which the runtime's own SGEMM runs as the stacked
+# transposed product C_i^T = X_i^T W^T (runtime/cpu/Sgemm.h, sgemmTransposed: 49 positions on both
+# kernels at K = 128, 16 positions on AVX-512's 32-column panels); their x86-64-v3 modules also run
+# on the AVX2 kernel.
+RUNTIME_TRANSPOSED = {"pointwise_batch_runtime_transposed", "pointwise_batch_16_positions"}
 
 
 CPUS = ("x86-64-v3", "x86-64-v4")
@@ -194,7 +203,7 @@ def check(case, args, work, rng):
     bound = 1e-4 * max(1.0, float(np.max(np.abs(finite))) if finite.size else 1.0)
     errors = {}
     plans = [(cpu, ["--target=cpu", f"--cpu={cpu}"], None) for cpu in CPUS if cpu in runnable_cpus()]
-    if "x86-64-v3" in TRANSPOSED_GEMM.get(name, ()):
+    if "x86-64-v3" in TRANSPOSED_GEMM.get(name, ()) or name in RUNTIME_TRANSPOSED:
         v3 = ["--target=cpu", "--cpu=x86-64-v3"]
         plans.append(("v3-avx2-sgemm", v3, "avx512f"))
     for plan, flags, hide in plans + [("gpu-plan", ["--emulate-gpu"], None)]:

@@ -4,7 +4,9 @@
 // AVX-512 machine), called directly, against a float64 reference: M across
 // 1..70 (partial row tiles of both kernels), N and K off the tile and block
 // sizes, both transposes, leading dimensions beyond the columns, alpha,
-// beta over an existing C, bias, relu and gelu, on 1 and 2 threads.
+// beta over an existing C, bias, relu and gelu, on 1 and 2 threads. Then
+// the transposed product of a constant A over a batch (sgemmTransposed) and
+// the cost rule that picks it.
 //
 //===----------------------------------------------------------------------===//
 #include "../../../runtime/cpu/CpuFeatures.h"
@@ -175,4 +177,98 @@ TEST(Sgemm, TransposesStridesAndEpilogues) {
         }
 }
 
+struct BatchShape {
+  int64_t batch, m, n, k;
+  bool transA, transB;
+  int64_t padB, gapB, padC, gapC; // ldb - columns, strideB - item, ldc - n, strideC - item
+};
+
+/// sgemmTransposed on `kern` against a float64 reference, and the padding
+/// and gaps of C untouched.
+void checkTransposed(const SgemmKernel &kern, const BatchShape &s, int threads, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1, 1);
+  int64_t lda = s.transA ? s.m : s.k;
+  int64_t bRows = s.transB ? s.n : s.k, bCols = s.transB ? s.k : s.n;
+  int64_t ldb = bCols + s.padB, strideB = bRows * ldb + s.gapB;
+  int64_t ldc = s.n + s.padC, strideC = s.m * ldc + s.gapC;
+  std::vector<float> a((s.transA ? s.k : s.m) * lda), b(s.batch * strideB), c(s.batch * strideC);
+  for (std::vector<float> *v : {&a, &b, &c})
+    for (float &x : *v)
+      x = dist(rng);
+  std::vector<float> c0 = c;
+  AlignedFloats packed = allocFloats(packedBFloats(kern, s.k, s.m));
+  packB(kern, a.data(), lda, !s.transA, s.k, s.m, packed.get());
+  AlignedFloats product = allocFloats(sgemmTransposedProductFloats(s.batch, s.m, s.n));
+  AlignedFloats scratch =
+      allocFloats(sgemmTasks(threads) * sgemmTransposedScratchFloats(kern, s.batch, s.n, s.k));
+  ThreadPool pool(threads);
+  float alpha = 0.75f;
+  SgemmTransposedCall call{s.batch,  s.m,      s.n,      s.k, packed.get(), b.data(), ldb,
+                           strideB,  s.transB, c.data(), ldc,   strideC, alpha};
+  sgemmTransposed(kern, call, product.get(), scratch.get(), pool);
+
+  std::ostringstream what;
+  what << kern.name << " batch=" << s.batch << " m=" << s.m << " n=" << s.n << " k=" << s.k
+       << " tA=" << s.transA << " tB=" << s.transB << " threads=" << threads;
+  int failures = 0;
+  for (int64_t i = 0; i < s.batch; ++i)
+    for (int64_t e = 0; e < strideC; ++e) {
+      int64_t r = e / ldc, j = e % ldc;
+      double got = c[i * strideC + e];
+      if (r >= s.m || j >= s.n) { // padding and gaps: never written
+        if (got != c0[i * strideC + e] && ++failures <= 3)
+          ADD_FAILURE() << what.str() << ": wrote outside C_" << i << " at " << e;
+        continue;
+      }
+      double acc = 0, mag = 0;
+      for (int64_t p = 0; p < s.k; ++p) {
+        double x = a[s.transA ? p * lda + r : r * lda + p];
+        double y = b[i * strideB + (s.transB ? j * ldb + p : p * ldb + j)];
+        acc += x * y;
+        mag += std::fabs(x * y);
+      }
+      double want = alpha * acc, allowed = 1e-6 * (alpha * mag + 2) * std::sqrt(double(s.k) + 1);
+      if (!(std::fabs(got - want) <= allowed) && ++failures <= 3)
+        ADD_FAILURE() << what.str() << ": C_" << i << "[" << r << "," << j << "] = " << got
+                      << ", expected " << want;
+    }
+  EXPECT_EQ(failures, 0) << what.str();
+}
+
+// Items of 7 and 16 rows (row tiles of 14 and 6 span item boundaries), 49
+// (partial tiles), K over two blocks, both transposes, gaps between items.
+TEST(Sgemm, TransposedProductOverABatch) {
+  std::mt19937 rng(4);
+  for (const SgemmKernel *kern : kernelsHere())
+    for (int threads : {1, 2}) {
+      checkTransposed(*kern, {3, 40, 16, 64, false, false, 0, 0, 0, 0}, threads, rng);
+      checkTransposed(*kern, {5, 33, 7, 300, true, false, 2, 5, 3, 4}, threads, rng);
+      checkTransposed(*kern, {2, 70, 49, 96, false, true, 1, 3, 0, 7}, threads, rng);
+      checkTransposed(*kern, {1, 17, 2, 9, true, true, 0, 0, 5, 0}, threads, rng);
+    }
+}
+
+// The rule that sends a constant A's product there, on MobileNet's 1x1
+// convolutions at batch 32 (weights as A: M channels, N positions).
+TEST(Sgemm, TransposedProductCostRule) {
+#if defined(__x86_64__)
+  const SgemmKernel &avx512 = sgemmKernelAvx512(), &avx2 = sgemmKernelAvx2();
+  // 16 positions fill half a 32-column panel: transposed on AVX-512; a
+  // 16-column AVX2 panel is full: direct.
+  EXPECT_TRUE(sgemmTransposedIsCheaper(avx512, 1280, 16, 320));
+  EXPECT_FALSE(sgemmTransposedIsCheaper(avx2, 1280, 16, 320));
+  // 49 positions fill 77% of their panels on both: worth the transpose for
+  // K = 576, not for K = 96.
+  EXPECT_TRUE(sgemmTransposedIsCheaper(avx512, 96, 49, 576));
+  EXPECT_TRUE(sgemmTransposedIsCheaper(avx2, 96, 49, 576));
+  EXPECT_FALSE(sgemmTransposedIsCheaper(avx512, 576, 49, 96));
+  // Large images fill their panels: direct; so do M that fill theirs worse.
+  EXPECT_FALSE(sgemmTransposedIsCheaper(avx512, 96, 3136, 16));
+  EXPECT_FALSE(sgemmTransposedIsCheaper(avx512, 40, 16, 64));
+#else
+  GTEST_SKIP() << "x86-64 kernels";
+#endif
+}
+
 } // namespace
+
