@@ -174,7 +174,12 @@ std::optional<Tiling> chooseTiling(const Window &g, const VectorUnit &unit) {
   // and an even-lane shuffle in place (stride 2 only).
   if (!readsPaddedCopy(channels) && g.strides[1] > 2)
     return std::nullopt;
-  int64_t rows = largestDivisorAtMost(oh, unit.maxAccumulators / (channels * vectors));
+  // Reading in place keeps masks, selects, shifted reads and the window's
+  // weights (one broadcast per tap) live beside the accumulators: with the
+  // full budget, LLVM spilled a 3x3 depthwise tile's vectors to the stack
+  // (287 stack accesses in its kernel, 74 with half).
+  int64_t accumulators = readsPaddedCopy(channels) ? unit.maxAccumulators : unit.maxAccumulators / 2;
+  int64_t rows = largestDivisorAtMost(oh, accumulators / (channels * vectors));
   return Tiling{lanes, columns, vectors, channels, rows};
 }
 
