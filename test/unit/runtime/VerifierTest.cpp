@@ -22,7 +22,7 @@ TEST(Verifier, RejectsInconsistentParallelLayouts) {
               HasSubstr("entry 'both' step 0 ('tensor_sum'): its tensor group has 4 ranks, but the module's "
                         "layout dp=2 x pp=1 x tp=2 gives it 2"));
   EXPECT_THAT(loadError(FIXTURE_TP_BAD_GROUP_SO),
-              HasSubstr("unknown parallel group 5 for an all-reduce (1: data, 2: tensor, 3: pipeline)"));
+              HasSubstr("unknown parallel group 5 (1: data, 2: tensor, 3: pipeline)"));
   EXPECT_THAT(loadError(FIXTURE_TP_BAD_PARTS_SO),
               HasSubstr("state 'w' is split in 3 parts along axis 1, but a sharded state needs as many parts "
                         "as the module's tensor-parallel ranks (2)"));
