@@ -153,12 +153,12 @@ Status verifyPointToPoint(const nncc_module &m, const std::string &where, const 
 /// The collectives with inputs args[0, k) and outputs args[k, 2k): their
 /// name, and whether they reduce (f32, a reduction) or move bytes.
 struct CollectiveKind {
-  const char *name;
+  const char *name; // with its article: "an all-reduce"
   bool reduces;
 };
 const CollectiveKind *collectiveKind(int64_t op) {
-  static const CollectiveKind allReduce{"all-reduce", true}, allGather{"all-gather", false},
-      reduceScatter{"reduce-scatter", true}, broadcast{"broadcast", false};
+  static const CollectiveKind allReduce{"an all-reduce", true}, allGather{"an all-gather", false},
+      reduceScatter{"a reduce-scatter", true}, broadcast{"a broadcast", false};
   switch (op) {
   case NNCC_COLLECTIVE_ALL_REDUCE: return &allReduce;
   case NNCC_COLLECTIVE_ALL_GATHER: return &allGather;
@@ -200,13 +200,13 @@ Status verifyCollective(const nncc_module &m, const std::string &where, const nn
                                 "reduce-scatter, broadcast, send and receive are)",
                                 (long long)op));
   if (op == NNCC_COLLECTIVE_ALL_REDUCE ? st.num_args < 2 || st.num_args % 2 != 0 : st.num_args != 2)
-    return invalid(where + format("an %s needs %s (inputs, then outputs; has %d)", kind->name,
+    return invalid(where + format("%s needs %s (inputs, then outputs; has %d)", kind->name,
                                   op == NNCC_COLLECTIVE_ALL_REDUCE ? "an even number of args" : "2 args",
                                   st.num_args));
   if (op != NNCC_COLLECTIVE_BROADCAST && ip[NNCC_COLLECTIVE_PEER] != -1)
-    return invalid(where + format("an %s has peer -1 (has %lld)", kind->name, (long long)ip[NNCC_COLLECTIVE_PEER]));
+    return invalid(where + format("%s has peer -1 (has %lld)", kind->name, (long long)ip[NNCC_COLLECTIVE_PEER]));
   if (!kind->reduces && (ip[NNCC_COLLECTIVE_REDUCTION] != 0 || ip[NNCC_COLLECTIVE_DTYPE] != 0))
-    return invalid(where + format("a %s moves bytes: reduction and dtype 0 (has %lld and %lld)", kind->name,
+    return invalid(where + format("%s moves bytes: reduction and dtype 0 (has %lld and %lld)", kind->name,
                                   (long long)ip[NNCC_COLLECTIVE_REDUCTION], (long long)ip[NNCC_COLLECTIVE_DTYPE]));
   if (kind->reduces && ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_SUM &&
       ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_MEAN)
@@ -223,10 +223,10 @@ Status verifyCollective(const nncc_module &m, const std::string &where, const nn
   int32_t k = st.num_args / 2;
   for (int32_t a = 0; a < k; ++a)
     if (!pairedBytes(op, size, st.args[a].bytes, st.args[k + a].bytes))
-      return invalid(where + format("%s input %d (%lld bytes) and output %d (%lld bytes) do not pair up over %lld "
-                                    "ranks%s",
-                                    kind->name, a, (long long)st.args[a].bytes, k + a,
-                                    (long long)st.args[k + a].bytes, (long long)size,
+      return invalid(where + format("the input %d (%lld bytes) and output %d (%lld bytes) of %s do not pair up "
+                                    "over %lld ranks%s",
+                                    a, (long long)st.args[a].bytes, k + a, (long long)st.args[k + a].bytes,
+                                    kind->name, (long long)size,
                                     kind->reduces ? " as whole f32" : ""));
   return Status::ok();
 }
