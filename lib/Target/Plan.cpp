@@ -140,6 +140,53 @@ int32_t appendWeight(WeightBlob &w, llvm::StringRef name, DenseElementsAttr valu
 constexpr const char *kParallelAttrName = dist::kParallelAttrName.data();
 constexpr const char *kShardAttrName = dist::kShardAttrName.data();
 
+/// What a collective step op says of its NNCC_STEP_COLLECTIVE: the iparams
+/// beyond the group, and the step's name when its location has none. A
+/// reduction makes an f32 step (the ops' verifiers); the others move bytes
+/// (reduction and dtype 0).
+struct CollectiveParams {
+  int64_t kind;
+  const char *name;
+  StringRef group;
+  int64_t groupSize;
+  int64_t peer = -1; // send, recv: the other side; broadcast: the root
+  std::optional<StringRef> reduction;
+};
+
+template <typename OpT> CollectiveParams paramsOf(OpT op, int64_t kind, const char *name) {
+  return {kind, name, op.getGroup(), op.getGroupSize()};
+}
+
+CollectiveParams collectiveParams(Operation *op) {
+  return TypeSwitch<Operation *, CollectiveParams>(op)
+      .Case([](dist::AllReduceStepOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_ALL_REDUCE, "all-reduce");
+        p.reduction = op.getReduction();
+        return p;
+      })
+      .Case([](dist::ReduceScatterStepOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_REDUCE_SCATTER, "reduce-scatter");
+        p.reduction = op.getReduction();
+        return p;
+      })
+      .Case([](dist::AllGatherStepOp op) { return paramsOf(op, NNCC_COLLECTIVE_ALL_GATHER, "all-gather"); })
+      .Case([](dist::BroadcastStepOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_BROADCAST, "broadcast");
+        p.peer = op.getRoot();
+        return p;
+      })
+      .Case([](dist::SendOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_SEND, "send");
+        p.peer = op.getPeer();
+        return p;
+      })
+      .Case([](dist::RecvOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_RECV, "recv");
+        p.peer = op.getPeer();
+        return p;
+      });
+}
+
 /// The module's layout from `nncc.parallel = array<i64: D, T>` (1 x 1
 /// without it).
 llvm::Error readLayout(ModuleOp module, ModulePlan &plan) {
@@ -147,10 +194,15 @@ llvm::Error readLayout(ModuleOp module, ModulePlan &plan) {
   if (!attr) {
     // A module from before the attribute (data parallel only): the layout
     // its collectives' group sizes imply; disagreements are caught per step.
-    module.walk([&](dist::AllReduceStepOp op) {
-      int32_t &size = op.getGroup() == "tensor" ? plan.tensorParallel : plan.dataParallel;
-      if (size == 1 && op.getGroupSize() > 1 && op.getGroupSize() <= INT32_MAX)
-        size = static_cast<int32_t>(op.getGroupSize());
+    module.walk([&](Operation *op) {
+      if (!dist::isCollectiveStep(op))
+        return;
+      CollectiveParams params = collectiveParams(op);
+      int32_t &size = params.group == "tensor"     ? plan.tensorParallel
+                      : params.group == "pipeline" ? plan.pipelineParallel
+                                                   : plan.dataParallel;
+      if (size == 1 && params.groupSize > 1 && params.groupSize <= INT32_MAX)
+        size = static_cast<int32_t>(params.groupSize);
     });
     return llvm::Error::success();
   }
@@ -238,54 +290,6 @@ llvm::Error EntryTranslator::addWeight(nn::ConstantOp op) {
   return llvm::Error::success();
 }
 
-namespace {
-/// What a collective step op says of its NNCC_STEP_COLLECTIVE: the iparams
-/// beyond the group, and the step's name when its location has none. A
-/// reduction makes an f32 step (the ops' verifiers); the others move bytes
-/// (reduction and dtype 0).
-struct CollectiveParams {
-  int64_t kind;
-  const char *name;
-  StringRef group;
-  int64_t groupSize;
-  int64_t peer = -1; // send, recv: the other side; broadcast: the root
-  std::optional<StringRef> reduction;
-};
-
-template <typename OpT> CollectiveParams paramsOf(OpT op, int64_t kind, const char *name) {
-  return {kind, name, op.getGroup(), op.getGroupSize()};
-}
-
-CollectiveParams collectiveParams(Operation *op) {
-  return TypeSwitch<Operation *, CollectiveParams>(op)
-      .Case([](dist::AllReduceStepOp op) {
-        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_ALL_REDUCE, "all-reduce");
-        p.reduction = op.getReduction();
-        return p;
-      })
-      .Case([](dist::ReduceScatterStepOp op) {
-        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_REDUCE_SCATTER, "reduce-scatter");
-        p.reduction = op.getReduction();
-        return p;
-      })
-      .Case([](dist::AllGatherStepOp op) { return paramsOf(op, NNCC_COLLECTIVE_ALL_GATHER, "all-gather"); })
-      .Case([](dist::BroadcastStepOp op) {
-        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_BROADCAST, "broadcast");
-        p.peer = op.getRoot();
-        return p;
-      })
-      .Case([](dist::SendOp op) {
-        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_SEND, "send");
-        p.peer = op.getPeer();
-        return p;
-      })
-      .Case([](dist::RecvOp op) {
-        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_RECV, "recv");
-        p.peer = op.getPeer();
-        return p;
-      });
-}
-} // namespace
 
 llvm::Error EntryTranslator::collectiveStep(Operation *op, PlanStep &step) {
   CollectiveParams params = collectiveParams(op);

@@ -185,19 +185,28 @@ TEST(Nccl, TwoLocalGpusSum) {
   }
 }
 
-/// fixtures/single_collectives.c on n GPUs of one process (cuda:0 ..
-/// n-1): every rank's all-gather, reduce-scatter and broadcast results, on
-/// every run (eager, captured, replayed).
-void checkSingleCollectives(const char *module, int n) {
+/// fixtures/single_collectives.c over the NCCL ranks of n GPUs of one
+/// process (cuda:0 .. n-1), in sessions on those GPUs (NCCL's collectives)
+/// or on the CPU (the ranks' host collectives): every rank's all-gather,
+/// reduce-scatter and broadcast results, on every run (on GPUs eager,
+/// captured, replayed).
+void checkSingleCollectives(const char *module, int n, bool onGpus) {
+  nncc::Module mod = nncc::Module::load(fixturePath(module));
   std::vector<int32_t> devices;
   for (int r = 0; r < n; ++r)
     devices.push_back(r);
-  Ranks ranks(module, devices);
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus(devices);
+  std::vector<std::optional<nncc::Session>> sessions(n);
+  for (int r = 0; r < n; ++r) {
+    nncc::SessionOptions options = onGpus ? nncc::SessionOptions() : nncc::SessionOptions(1);
+    options.distributed = comms[r];
+    sessions[r].emplace(mod, onGpus ? nncc::Device::cuda(r) : nncc::Device::cpu(), options);
+  }
   for (int run = 0; run < 3; ++run) {
     std::vector<nncc::TensorMap> out(n);
     std::vector<std::string> errors = together(n, [&](int r) {
       std::vector<float> x = nncc::test::singleInput(r, run);
-      out[r] = ranks.sessions[r].run("step", {{"x", nncc::test::wrapSingleInput(x)}});
+      out[r] = sessions[r]->run("step", {{"x", nncc::test::wrapSingleInput(x)}});
     });
     for (int r = 0; r < n; ++r)
       ASSERT_EQ(errors[r], "") << "rank " << r << ", run " << run;
@@ -208,13 +217,19 @@ void checkSingleCollectives(const char *module, int n) {
 
 TEST(Nccl, SingleCollectivesTwoLocalGpus) {
   SKIP_WITHOUT_GPUS(2);
-  checkSingleCollectives(FIXTURE_SINGLE_NP2_SO, 2);
+  checkSingleCollectives(FIXTURE_SINGLE_NP2_SO, 2, true);
+}
+
+TEST(Nccl, SingleCollectivesCpuSessionsOverLocalRanks) {
+  SKIP_WITHOUT_GPUS(2);
+  checkSingleCollectives(FIXTURE_SINGLE_NP2_SO, 2, false);
 }
 
 // runtime.hostnccl.single-collectives-4gpus (four fake GPUs).
 TEST(Nccl, SingleCollectivesFourLocalGpus) {
   SKIP_WITHOUT_GPUS(4);
-  checkSingleCollectives(FIXTURE_SINGLE_NP4_SO, 4);
+  checkSingleCollectives(FIXTURE_SINGLE_NP4_SO, 4, true);
+  checkSingleCollectives(FIXTURE_SINGLE_NP4_SO, 4, false);
 }
 
 // One GPU, a world of one over NCCL: still ncclAllReduce (and ncclAvg), the
