@@ -132,8 +132,10 @@ def Dist_AllGatherOp : Dist_SingleCollective<"all_gather", [Pure], (ins I64Attr:
   let hasFolder = 1;
 }
 def Dist_AllGatherStepOp : Dist_SingleCollective<"all_gather_step", [], (ins I64Attr:$axis), AnyType,
-                                                 "A collective plan step: " # kAllGatherSummary,
-                                                 kAllGatherDescription>;
+                                                 "A collective plan step: " # kAllGatherSummary, [{
+  The step of `dist.all_gather` (NNCC_COLLECTIVE_ALL_GATHER): its bytes,
+  any dtype, with contiguous parts.
+}]>;
 def Dist_ReduceScatterOp : Dist_SingleCollective<"reduce_scatter", [Pure],
                                                  (ins StrAttr:$reduction, I64Attr:$axis), AnyFloat,
                                                  kReduceScatterSummary, kReduceScatterDescription> {
@@ -141,15 +143,19 @@ def Dist_ReduceScatterOp : Dist_SingleCollective<"reduce_scatter", [Pure],
 }
 def Dist_ReduceScatterStepOp : Dist_SingleCollective<"reduce_scatter_step", [],
                                                      (ins StrAttr:$reduction, I64Attr:$axis), AnyFloat,
-                                                     "A collective plan step: " # kReduceScatterSummary,
-                                                     kReduceScatterDescription>;
+                                                     "A collective plan step: " # kReduceScatterSummary, [{
+  The step of `dist.reduce_scatter` (NNCC_COLLECTIVE_REDUCE_SCATTER): f32
+  (what the runtime's communicators reduce), with contiguous parts.
+}]>;
 def Dist_BroadcastOp : Dist_SingleCollective<"broadcast", [Pure], (ins I64Attr:$root), AnyType,
                                              kBroadcastSummary, kBroadcastDescription> {
   let hasFolder = 1;
 }
 def Dist_BroadcastStepOp : Dist_SingleCollective<"broadcast_step", [], (ins I64Attr:$root), AnyType,
-                                                 "A collective plan step: " # kBroadcastSummary,
-                                                 kBroadcastDescription>;
+                                                 "A collective plan step: " # kBroadcastSummary, [{
+  The step of `dist.broadcast` (NNCC_COLLECTIVE_BROADCAST; the root is the
+  step's peer): its bytes, any dtype.
+}]>;
 
 def Dist_ReplicateOp : Dist_Op<"replicate", [Pure, SameOperandsAndResultType]> {
   let summary = "A value every rank of the group holds whole, entering a tensor-parallel region";
