@@ -220,6 +220,13 @@ TEST(Nccl, SingleCollectivesTwoLocalGpus) {
   checkSingleCollectives(FIXTURE_SINGLE_NP2_SO, 2, true);
 }
 
+// A world of one over NCCL: still ncclAllGather, ncclReduceScatter and
+// ncclBroadcast, each the identity.
+TEST(Nccl, SingleCollectivesOneGpuWorldOfOne) {
+  SKIP_WITHOUT_GPUS(1);
+  checkSingleCollectives(FIXTURE_SINGLE_NP1_SO, 1, true);
+}
+
 TEST(Nccl, SingleCollectivesCpuSessionsOverLocalRanks) {
   SKIP_WITHOUT_GPUS(2);
   checkSingleCollectives(FIXTURE_SINGLE_NP2_SO, 2, false);
