@@ -100,7 +100,8 @@ defvar kAllGatherDescription = [{
   "mean" of the (replicated) cotangent: the mean of equal values is the
   value, and rank r keeps part r.
 }];
-defvar kReduceScatterSummary = "The operands summed or averaged over the group's ranks; rank r keeps part r along `axis`";
+defvar kReduceScatterSummary =
+    "The operands summed or averaged over the group's ranks; rank r keeps part r along `axis`";
 defvar kReduceScatterDescription = [{
   The reduction (`sum`, or `mean`: the sum divided by the group size) is
   split into group_size equal parts along `axis` (the operand's dim must
