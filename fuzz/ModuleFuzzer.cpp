@@ -57,15 +57,27 @@ const nncc_tensor_desc dblOut[] = {{"b", NNCC_DTYPE_I32, 1, vDims}};
 const nncc_buffer_ref dblArgs[] = {{NNCC_BUFFER_INPUT, 0, 0, 64}, {NNCC_BUFFER_OUTPUT, 0, 0, 64}};
 const nncc_step dblSteps[] = {{NNCC_STEP_KERNEL, 1, 2, dblArgs, 0, nullptr, 0, nullptr, 16, ""}};
 // A tensor-parallel all-reduce (the layout is dp=1 x tp=2) reading the
-// sharded state 0.
+// sharded state 0, then an all-gather of that state, a reduce-scatter of
+// the gathered bytes and a broadcast of the part, in the arena.
 const nncc_tensor_desc sumOut[] = {{"s", NNCC_DTYPE_F32, 2, yDims}};
 const nncc_buffer_ref sumArgs[] = {{NNCC_BUFFER_STATE, 0, 0, 64}, {NNCC_BUFFER_OUTPUT, 0, 0, 64}};
 const int64_t sumI[] = {NNCC_COLLECTIVE_ALL_REDUCE, NNCC_REDUCTION_SUM, NNCC_DTYPE_F32, 2, NNCC_GROUP_TENSOR, -1};
-const nncc_step sumSteps[] = {{NNCC_STEP_COLLECTIVE, 0, 2, sumArgs, 6, sumI, 0, nullptr, 0, "tensor_sum"}};
+const nncc_buffer_ref gatherArgs[] = {{NNCC_BUFFER_STATE, 0, 0, 64}, {NNCC_BUFFER_ARENA, 0, 0, 128}};
+const int64_t gatherI[] = {NNCC_COLLECTIVE_ALL_GATHER, 0, 0, 2, NNCC_GROUP_TENSOR, -1};
+const nncc_buffer_ref scatterArgs[] = {{NNCC_BUFFER_ARENA, 0, 0, 128}, {NNCC_BUFFER_ARENA, 0, 128, 64}};
+const int64_t scatterI[] = {NNCC_COLLECTIVE_REDUCE_SCATTER, NNCC_REDUCTION_MEAN, NNCC_DTYPE_F32, 2,
+                            NNCC_GROUP_TENSOR, -1};
+const nncc_buffer_ref broadcastArgs[] = {{NNCC_BUFFER_ARENA, 0, 128, 64}, {NNCC_BUFFER_ARENA, 0, 192, 64}};
+const int64_t broadcastI[] = {NNCC_COLLECTIVE_BROADCAST, 0, 0, 2, NNCC_GROUP_TENSOR, 1};
+const nncc_step sumSteps[] = {
+    {NNCC_STEP_COLLECTIVE, 0, 2, sumArgs, 6, sumI, 0, nullptr, 0, "tensor_sum"},
+    {NNCC_STEP_COLLECTIVE, 0, 2, gatherArgs, 6, gatherI, 0, nullptr, 0, "gather"},
+    {NNCC_STEP_COLLECTIVE, 0, 2, scatterArgs, 6, scatterI, 0, nullptr, 0, "scatter"},
+    {NNCC_STEP_COLLECTIVE, 0, 2, broadcastArgs, 6, broadcastI, 0, nullptr, 0, "broadcast"}};
 const nncc_entry entries[] = {
     {"forward", 1, fwdIn, 2, fwdOut, 320, 3, fwdSteps, 1, fwdChecks, 0},
     {"double_it", 1, dblIn, 1, dblOut, 0, 1, dblSteps, 0, nullptr, 0},
-    {"reduce", 0, nullptr, 1, sumOut, 0, 1, sumSteps, 0, nullptr, 0}};
+    {"reduce", 0, nullptr, 1, sumOut, 256, 4, sumSteps, 0, nullptr, 0}};
 const nncc_plan plans[] = {{NNCC_DEVICE_CPU, 3, entries}, {NNCC_DEVICE_CUDA, 3, entries}};
 // State 0: f32[4, 4], one of 2 parts along axis 1 of weight "w" (f32[4, 8]);
 // state 1: zero-filled.

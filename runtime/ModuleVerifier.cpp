@@ -116,6 +116,20 @@ const char *groupName(int64_t group) {
   return group == NNCC_GROUP_DATA ? "data" : group == NNCC_GROUP_TENSOR ? "tensor" : "pipeline";
 }
 
+/// The group of a collective step: one of the module's layout, with that
+/// group's size.
+Status verifyGroupOf(const nncc_module &m, const std::string &where, const int64_t *ip) {
+  int64_t group = ip[NNCC_COLLECTIVE_GROUP], size = groupSize(m, group);
+  if (size == 0)
+    return invalid(where + format("unknown parallel group %lld (1: data, 2: tensor, 3: pipeline)", (long long)group));
+  if (ip[NNCC_COLLECTIVE_GROUP_SIZE] != size)
+    return invalid(where + format("its %s group has %lld ranks, but the module's layout dp=%d x pp=%d x tp=%d "
+                                  "gives it %lld",
+                                  groupName(group), (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE], m.data_parallel,
+                                  m.pipeline_parallel, m.tensor_parallel, (long long)size));
+  return Status::ok();
+}
+
 /// A send or receive (ABI v8): any buffers, no reduction or dtype, a group
 /// of the layout with a peer in it.
 Status verifyPointToPoint(const nncc_module &m, const std::string &where, const nncc_step &st) {
@@ -126,14 +140,8 @@ Status verifyPointToPoint(const nncc_module &m, const std::string &where, const 
   if (ip[NNCC_COLLECTIVE_REDUCTION] != 0 || ip[NNCC_COLLECTIVE_DTYPE] != 0)
     return invalid(where + format("a %s has reduction and dtype 0 (has %lld and %lld)", what,
                                   (long long)ip[NNCC_COLLECTIVE_REDUCTION], (long long)ip[NNCC_COLLECTIVE_DTYPE]));
-  int64_t group = ip[NNCC_COLLECTIVE_GROUP], size = groupSize(m, group);
-  if (size == 0)
-    return invalid(where + format("unknown parallel group %lld (1: data, 2: tensor, 3: pipeline)", (long long)group));
-  if (ip[NNCC_COLLECTIVE_GROUP_SIZE] != size)
-    return invalid(where + format("its %s group has %lld ranks, but the module's layout dp=%d x pp=%d x tp=%d "
-                                  "gives it %lld",
-                                  groupName(group), (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE], m.data_parallel,
-                                  m.pipeline_parallel, m.tensor_parallel, (long long)size));
+  NNCC_RETURN_IF_ERROR(verifyGroupOf(m, where, ip));
+  int64_t group = ip[NNCC_COLLECTIVE_GROUP], size = ip[NNCC_COLLECTIVE_GROUP_SIZE];
   int64_t peer = ip[NNCC_COLLECTIVE_PEER];
   if (size < 2 || peer < 0 || peer >= size)
     return invalid(where + format("a %s to or from rank %lld of its %s group of %lld ranks (the peer must be "
@@ -142,45 +150,84 @@ Status verifyPointToPoint(const nncc_module &m, const std::string &where, const 
   return Status::ok();
 }
 
+/// The collectives with inputs args[0, k) and outputs args[k, 2k): their
+/// name, and whether they reduce (f32, a reduction) or move bytes.
+struct CollectiveKind {
+  const char *name; // with its article: "an all-reduce"
+  bool reduces;
+};
+const CollectiveKind *collectiveKind(int64_t op) {
+  static const CollectiveKind allReduce{"an all-reduce", true}, allGather{"an all-gather", false},
+      reduceScatter{"a reduce-scatter", true}, broadcast{"a broadcast", false};
+  switch (op) {
+  case NNCC_COLLECTIVE_ALL_REDUCE: return &allReduce;
+  case NNCC_COLLECTIVE_ALL_GATHER: return &allGather;
+  case NNCC_COLLECTIVE_REDUCE_SCATTER: return &reduceScatter;
+  case NNCC_COLLECTIVE_BROADCAST: return &broadcast;
+  default: return nullptr;
+  }
+}
+
+/// Whether output `out` of collective `op` over `size` ranks has the bytes
+/// input `in` implies: the group's parts gathered, one part of a scatter,
+/// or the same bytes; a reduction's buffers hold whole f32.
+bool pairedBytes(int64_t op, int64_t size, int64_t in, int64_t out) {
+  const CollectiveKind *kind = collectiveKind(op);
+  if (kind->reduces && (in % 4 != 0 || out % 4 != 0))
+    return false;
+  return op == NNCC_COLLECTIVE_ALL_GATHER       ? out == in * size
+         : op == NNCC_COLLECTIVE_REDUCE_SCATTER ? in == out * size
+                                                : in == out;
+}
+
 /// A collective step: the op, reduction and dtype this runtime executes,
 /// a group of the module's layout with that group's size, and inputs and
-/// outputs paired by size (all-reduce); see verifyPointToPoint for sends
+/// outputs paired by size (pairedBytes; all-gather, reduce-scatter and
+/// broadcast take one buffer each way); see verifyPointToPoint for sends
 /// and receives.
 Status verifyCollective(const nncc_module &m, const std::string &where, const nncc_step &st) {
   if (st.num_iparams != NNCC_COLLECTIVE_NUM_IPARAMS)
     return invalid(where + format("a collective needs %d integer parameters (has %d)", NNCC_COLLECTIVE_NUM_IPARAMS,
                                   st.num_iparams));
   const int64_t *ip = st.iparams;
-  if (ip[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_SEND || ip[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_RECV)
+  int64_t op = ip[NNCC_COLLECTIVE_OP];
+  if (op == NNCC_COLLECTIVE_SEND || op == NNCC_COLLECTIVE_RECV)
     return verifyPointToPoint(m, where, st);
-  if (ip[NNCC_COLLECTIVE_OP] != NNCC_COLLECTIVE_ALL_REDUCE)
+  const CollectiveKind *kind = collectiveKind(op);
+  if (!kind)
     return error(NNCC_ERROR_UNSUPPORTED,
-                 where + format("collective op %lld is not supported by this runtime (all-reduce, send and "
-                                "receive are)",
-                                (long long)ip[NNCC_COLLECTIVE_OP]));
-  if (st.num_args < 2 || st.num_args % 2 != 0)
-    return invalid(where + format("an all-reduce needs an even number of args (inputs, then outputs; has %d)",
+                 where + format("collective op %lld is not supported by this runtime (all-reduce, all-gather, "
+                                "reduce-scatter, broadcast, send and receive are)",
+                                (long long)op));
+  if (op == NNCC_COLLECTIVE_ALL_REDUCE ? st.num_args < 2 || st.num_args % 2 != 0 : st.num_args != 2)
+    return invalid(where + format("%s needs %s (inputs, then outputs; has %d)", kind->name,
+                                  op == NNCC_COLLECTIVE_ALL_REDUCE ? "an even number of args" : "2 args",
                                   st.num_args));
-  if (ip[NNCC_COLLECTIVE_PEER] != -1)
-    return invalid(where + format("an all-reduce has peer -1 (has %lld)", (long long)ip[NNCC_COLLECTIVE_PEER]));
-  if (ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_SUM && ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_MEAN)
+  if (op != NNCC_COLLECTIVE_BROADCAST && ip[NNCC_COLLECTIVE_PEER] != -1)
+    return invalid(where + format("%s has peer -1 (has %lld)", kind->name, (long long)ip[NNCC_COLLECTIVE_PEER]));
+  if (!kind->reduces && (ip[NNCC_COLLECTIVE_REDUCTION] != 0 || ip[NNCC_COLLECTIVE_DTYPE] != 0))
+    return invalid(where + format("%s moves bytes: reduction and dtype 0 (has %lld and %lld)", kind->name,
+                                  (long long)ip[NNCC_COLLECTIVE_REDUCTION], (long long)ip[NNCC_COLLECTIVE_DTYPE]));
+  if (kind->reduces && ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_SUM &&
+      ip[NNCC_COLLECTIVE_REDUCTION] != NNCC_REDUCTION_MEAN)
     return invalid(where + format("unknown reduction %lld", (long long)ip[NNCC_COLLECTIVE_REDUCTION]));
-  if (ip[NNCC_COLLECTIVE_DTYPE] != NNCC_DTYPE_F32)
+  if (kind->reduces && ip[NNCC_COLLECTIVE_DTYPE] != NNCC_DTYPE_F32)
     return error(NNCC_ERROR_UNSUPPORTED, where + "collectives reduce f32 only");
-  int64_t group = ip[NNCC_COLLECTIVE_GROUP], size = groupSize(m, group);
-  if (size == 0)
-    return invalid(where + format("unknown parallel group %lld for an all-reduce (1: data, 2: tensor, 3: pipeline)",
-                                  (long long)group));
-  if (ip[NNCC_COLLECTIVE_GROUP_SIZE] != size)
-    return invalid(where + format("its %s group has %lld ranks, but the module's layout dp=%d x pp=%d x tp=%d "
-                                  "gives it %lld",
-                                  groupName(group), (long long)ip[NNCC_COLLECTIVE_GROUP_SIZE], m.data_parallel,
-                                  m.pipeline_parallel, m.tensor_parallel, (long long)size));
+  NNCC_RETURN_IF_ERROR(verifyGroupOf(m, where, ip));
+  int64_t size = ip[NNCC_COLLECTIVE_GROUP_SIZE];
+  if (op == NNCC_COLLECTIVE_BROADCAST && (ip[NNCC_COLLECTIVE_PEER] < 0 || ip[NNCC_COLLECTIVE_PEER] >= size))
+    return invalid(where + format("a broadcast from rank %lld of its %s group of %lld ranks (the root, its peer, "
+                                  "must be a rank of the group)",
+                                  (long long)ip[NNCC_COLLECTIVE_PEER], groupName(ip[NNCC_COLLECTIVE_GROUP]),
+                                  (long long)size));
   int32_t k = st.num_args / 2;
   for (int32_t a = 0; a < k; ++a)
-    if (st.args[a].bytes != st.args[k + a].bytes || st.args[a].bytes % 4 != 0)
-      return invalid(where + format("collective input %d and output %d differ in size or hold no whole f32", a,
-                                    k + a));
+    if (!pairedBytes(op, size, st.args[a].bytes, st.args[k + a].bytes))
+      return invalid(where + format("the input %d (%lld bytes) and output %d (%lld bytes) of %s do not pair up "
+                                    "over %lld ranks%s",
+                                    a, (long long)st.args[a].bytes, k + a, (long long)st.args[k + a].bytes,
+                                    kind->name, (long long)size,
+                                    kind->reduces ? " as whole f32" : ""));
   return Status::ok();
 }
 
@@ -385,10 +432,10 @@ Status verifyEntries(const nncc_module &m, const nncc_plan &plan, std::vector<in
         break;
       case NNCC_STEP_COLLECTIVE: {
         NNCC_RETURN_IF_ERROR(verifyCollective(m, where, st));
-        // The buffers it writes: an all-reduce's outputs, a receive's buffers.
+        // The buffers it writes: a receive's buffers, a send's none, the
+        // others' outputs.
         int64_t op = st.iparams[NNCC_COLLECTIVE_OP];
-        int32_t first = op == NNCC_COLLECTIVE_ALL_REDUCE ? st.num_args / 2 : op == NNCC_COLLECTIVE_RECV ? 0
-                                                                                                         : st.num_args;
+        int32_t first = op == NNCC_COLLECTIVE_RECV ? 0 : op == NNCC_COLLECTIVE_SEND ? st.num_args : st.num_args / 2;
         for (int32_t a = first; a < st.num_args; ++a)
           NNCC_RETURN_IF_ERROR(writable(a));
         break;

@@ -38,6 +38,15 @@ enum class ParallelGroup : unsigned { Data = 0, Tensor = 1, Pipeline = 2 };
 /// without the attribute).
 void setParallelLayout(mlir::ModuleOp module, ParallelGroup group, int64_t ranks);
 
+/// Whether `op` is a collective plan step (a `_step` op, dist.send or
+/// dist.recv): it communicates, and keeps its order with the others.
+bool isCollectiveStep(mlir::Operation *op);
+
+/// Whether `type`'s parts along `axis` are contiguous in its row-major
+/// buffer (every dim before `axis` is 1): what a gather or scatter step
+/// exchanges as plain bytes.
+bool partsContiguous(mlir::RankedTensorType type, int64_t axis);
+
 /// Attaches the gradient rules of the collectives (DistGradients.cpp);
 /// called by DistDialect::initialize.
 void registerGradientModels(mlir::MLIRContext *context);

@@ -67,6 +67,97 @@ def Dist_AllReduceStepOp : Dist_Op<"all_reduce_step"> {
   let hasVerifier = 1;
 }
 
+/// The single-value collectives beyond the all-reduce. Each has a
+/// graph-level op (Pure, beside `nn` ops) and a plan step `<name>_step` of
+/// the same operands and attributes (it communicates: never folded, merged
+/// or dropped) that nncc-lower-collectives makes of it, one
+/// NNCC_STEP_COLLECTIVE each. A step's parts must be contiguous in its
+/// row-major buffers: every dim before `axis` is 1, so that gathering or
+/// scattering along `axis` is a plain concatenation or split of bytes
+/// (module_abi.h carries no axis); the lowering refuses other axes.
+class Dist_SingleCollective<string mnemonic, list<Trait> traits, dag extraArgs, Type elements,
+                            string what, string descr> : Dist_Op<mnemonic, traits> {
+  let summary = what;
+  let description = descr;
+  let arguments = !con((ins RankedTensorOf<[elements]>:$input), extraArgs,
+                       (ins I64Attr:$group_size, DefaultValuedStrAttr<StrAttr, "data">:$group));
+  let results = (outs RankedTensorOf<[elements]>:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type($input, $output)";
+  let hasVerifier = 1;
+}
+
+defvar kAllGatherSummary = "The operands of the group's ranks concatenated along `axis`, in group-rank order";
+defvar kAllGatherDescription = [{
+  Every rank gets the same result: rank r's operand is part r of it along
+  `axis` (result dim = operand dim × group_size). A group of one rank is the
+  identity, and the op folds away.
+
+  Gradient (nncc-differentiate, the tensor group only, like
+  `dist.all_reduce`): the result is replicated over the group, so every
+  rank holds the same cotangent of it, and the cotangent of rank r's
+  operand is part r of that cotangent. The IR is the same program on every
+  rank and names no rank, so the part is taken by a `dist.reduce_scatter`
+  "mean" of the (replicated) cotangent: the mean of equal values is the
+  value, and rank r keeps part r.
+}];
+defvar kReduceScatterSummary =
+    "The operands summed or averaged over the group's ranks; rank r keeps part r along `axis`";
+defvar kReduceScatterDescription = [{
+  The reduction (`sum`, or `mean`: the sum divided by the group size) is
+  split into group_size equal parts along `axis` (the operand's dim must
+  divide by group_size; result dim = operand dim ÷ group_size), and group
+  rank r's result is part r. A group of one rank is the identity, and the
+  op folds away.
+
+  Gradient (a sum over the tensor group): as for `dist.all_reduce`, each
+  operand is a partial of a sum, so its cotangent is the cotangent of the
+  whole sum; the sum is split over the ranks, whose cotangents are the
+  parts of it, so the operand's cotangent is their `dist.all_gather` along
+  `axis` (the same on every rank, as the replicated convention wants).
+}];
+defvar kBroadcastSummary = "The operand of group rank `root`, on every rank of the group";
+defvar kBroadcastDescription = [{
+  The other ranks' operands are not read. A group of one rank is the
+  identity, and the op folds away.
+
+  Gradient (the tensor group): the result is replicated, so every rank
+  holds the same cotangent of it; it flows to root's operand alone (the
+  others are not read: their cotangent is zero). Without a rank in the IR,
+  the cotangent is placed at position `root` of a new leading axis of
+  group_size entries (zeros elsewhere) and `dist.reduce_scatter` "mean"
+  along it gives rank r entry r: the cotangent on root, zeros elsewhere.
+}];
+
+def Dist_AllGatherOp : Dist_SingleCollective<"all_gather", [Pure], (ins I64Attr:$axis), AnyType,
+                                             kAllGatherSummary, kAllGatherDescription> {
+  let hasFolder = 1;
+}
+def Dist_AllGatherStepOp : Dist_SingleCollective<"all_gather_step", [], (ins I64Attr:$axis), AnyType,
+                                                 "A collective plan step: " # kAllGatherSummary, [{
+  The step of `dist.all_gather` (NNCC_COLLECTIVE_ALL_GATHER): its bytes,
+  any dtype, with contiguous parts.
+}]>;
+def Dist_ReduceScatterOp : Dist_SingleCollective<"reduce_scatter", [Pure],
+                                                 (ins StrAttr:$reduction, I64Attr:$axis), AnyFloat,
+                                                 kReduceScatterSummary, kReduceScatterDescription> {
+  let hasFolder = 1;
+}
+def Dist_ReduceScatterStepOp : Dist_SingleCollective<"reduce_scatter_step", [],
+                                                     (ins StrAttr:$reduction, I64Attr:$axis), AnyFloat,
+                                                     "A collective plan step: " # kReduceScatterSummary, [{
+  The step of `dist.reduce_scatter` (NNCC_COLLECTIVE_REDUCE_SCATTER): f32
+  (what the runtime's communicators reduce), with contiguous parts.
+}]>;
+def Dist_BroadcastOp : Dist_SingleCollective<"broadcast", [Pure], (ins I64Attr:$root), AnyType,
+                                             kBroadcastSummary, kBroadcastDescription> {
+  let hasFolder = 1;
+}
+def Dist_BroadcastStepOp : Dist_SingleCollective<"broadcast_step", [], (ins I64Attr:$root), AnyType,
+                                                 "A collective plan step: " # kBroadcastSummary, [{
+  The step of `dist.broadcast` (NNCC_COLLECTIVE_BROADCAST; the root is the
+  step's peer): its bytes, any dtype.
+}]>;
+
 def Dist_ReplicateOp : Dist_Op<"replicate", [Pure, SameOperandsAndResultType]> {
   let summary = "A value every rank of the group holds whole, entering a tensor-parallel region";
   let description = [{

@@ -20,5 +20,5 @@ int64_t nncc::exec::bufferBytes(Type type) {
 }
 
 bool nncc::exec::isPlannedStep(Operation *op) {
-  return isa<LaunchOp, GemmOp, dist::AllReduceStepOp, dist::SendOp, dist::RecvOp>(op);
+  return isa<LaunchOp, GemmOp>(op) || dist::isCollectiveStep(op);
 }

@@ -17,8 +17,7 @@ mlir::Value viewRoot(mlir::Value v);
 int64_t bufferBytes(mlir::Type type);
 
 /// Whether `op` is a plan step whose results the planner places: a kernel
-/// launch, a GEMM call or a collective (dist.all_reduce_step, dist.send,
-/// dist.recv).
+/// launch, a GEMM call or a collective (dist::isCollectiveStep).
 bool isPlannedStep(mlir::Operation *op);
 
 } // namespace nncc::exec

@@ -113,7 +113,8 @@ typedef enum nncc_collective_iparam {
                                      data_parallel or tensor_parallel */
   NNCC_COLLECTIVE_GROUP = 4,      /* nncc_parallel_group (ABI v7) */
   NNCC_COLLECTIVE_PEER = 5,       /* send/recv: the group rank of the other
-                                     side; -1 for an all-reduce (ABI v8) */
+                                     side; broadcast: the root; -1 for the
+                                     others (ABI v8) */
   NNCC_COLLECTIVE_NUM_IPARAMS = 6
 } nncc_collective_iparam;
 
@@ -137,7 +138,23 @@ typedef enum nncc_collective_op {
    * the step has started (the runtime copies them), so a send never waits
    * for its receiver: pipeline schedules need no pairing of their steps. */
   NNCC_COLLECTIVE_SEND = 2,
-  NNCC_COLLECTIVE_RECV = 3
+  NNCC_COLLECTIVE_RECV = 3,
+  /* One buffer each way (num_args = 2: args[0] the input, args[1] the
+   * output), its parts along the outermost dims a plain split of its bytes
+   * (the compiler gathers and scatters only where every dim before the axis
+   * is 1, so no axis is needed here). Added within ABI v8: a runtime
+   * without them refuses the op by number as unsupported.
+   * All-gather: output = the group ranks' inputs concatenated in group-rank
+   * order (output bytes = group size x input bytes; any dtype: DTYPE and
+   * REDUCTION are 0). */
+  NNCC_COLLECTIVE_ALL_GATHER = 4,
+  /* Reduce-scatter: the inputs reduced over the ranks (f32, REDUCTION sum or
+   * mean), group rank r's output is part r of it (input bytes = group size
+   * x output bytes). */
+  NNCC_COLLECTIVE_REDUCE_SCATTER = 5,
+  /* Broadcast: every rank's output is group rank PEER's input (the root;
+   * input and output of equal bytes, any dtype: DTYPE and REDUCTION 0). */
+  NNCC_COLLECTIVE_BROADCAST = 6
 } nncc_collective_op;
 
 typedef enum nncc_reduction {

@@ -18,6 +18,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include "nncc/module_abi.h"
@@ -90,10 +91,9 @@ private:
   llvm::Error addResultBuffers(Operation *op);
   llvm::Expected<int32_t> kernelOf(exec::LaunchOp launch);
   llvm::Error gemmParams(exec::GemmOp gemm, PlanStep &step);
-  /// A collective step of `op` over `group`: its iparams (reduction and
-  /// dtype 0) and its args, the operands then the results.
-  llvm::Error collectiveStep(Operation *op, int64_t kind, StringRef group, int64_t groupSize, int64_t peer,
-                             PlanStep &step);
+  /// The collective step of `op` (dist::isCollectiveStep): its iparams and
+  /// its args, the operands then the results.
+  llvm::Error collectiveStep(Operation *op, PlanStep &step);
 
   func::FuncOp func_;
   ModulePlan &plan_;
@@ -140,6 +140,53 @@ int32_t appendWeight(WeightBlob &w, llvm::StringRef name, DenseElementsAttr valu
 constexpr const char *kParallelAttrName = dist::kParallelAttrName.data();
 constexpr const char *kShardAttrName = dist::kShardAttrName.data();
 
+/// What a collective step op says of its NNCC_STEP_COLLECTIVE: the iparams
+/// beyond the group, and the step's name when its location has none. A
+/// reduction makes an f32 step (the ops' verifiers); the others move bytes
+/// (reduction and dtype 0).
+struct CollectiveParams {
+  int64_t kind;
+  const char *name;
+  StringRef group;
+  int64_t groupSize;
+  int64_t peer = -1; // send, recv: the other side; broadcast: the root
+  std::optional<StringRef> reduction;
+};
+
+template <typename OpT> CollectiveParams paramsOf(OpT op, int64_t kind, const char *name) {
+  return {kind, name, op.getGroup(), op.getGroupSize()};
+}
+
+CollectiveParams collectiveParams(Operation *op) {
+  return TypeSwitch<Operation *, CollectiveParams>(op)
+      .Case([](dist::AllReduceStepOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_ALL_REDUCE, "all-reduce");
+        p.reduction = op.getReduction();
+        return p;
+      })
+      .Case([](dist::ReduceScatterStepOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_REDUCE_SCATTER, "reduce-scatter");
+        p.reduction = op.getReduction();
+        return p;
+      })
+      .Case([](dist::AllGatherStepOp op) { return paramsOf(op, NNCC_COLLECTIVE_ALL_GATHER, "all-gather"); })
+      .Case([](dist::BroadcastStepOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_BROADCAST, "broadcast");
+        p.peer = op.getRoot();
+        return p;
+      })
+      .Case([](dist::SendOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_SEND, "send");
+        p.peer = op.getPeer();
+        return p;
+      })
+      .Case([](dist::RecvOp op) {
+        CollectiveParams p = paramsOf(op, NNCC_COLLECTIVE_RECV, "recv");
+        p.peer = op.getPeer();
+        return p;
+      });
+}
+
 /// The module's layout from `nncc.parallel = array<i64: D, T>` (1 x 1
 /// without it).
 llvm::Error readLayout(ModuleOp module, ModulePlan &plan) {
@@ -147,10 +194,15 @@ llvm::Error readLayout(ModuleOp module, ModulePlan &plan) {
   if (!attr) {
     // A module from before the attribute (data parallel only): the layout
     // its collectives' group sizes imply; disagreements are caught per step.
-    module.walk([&](dist::AllReduceStepOp op) {
-      int32_t &size = op.getGroup() == "tensor" ? plan.tensorParallel : plan.dataParallel;
-      if (size == 1 && op.getGroupSize() > 1 && op.getGroupSize() <= INT32_MAX)
-        size = static_cast<int32_t>(op.getGroupSize());
+    module.walk([&](Operation *op) {
+      if (!dist::isCollectiveStep(op))
+        return;
+      CollectiveParams params = collectiveParams(op);
+      int32_t &size = params.group == "tensor"     ? plan.tensorParallel
+                      : params.group == "pipeline" ? plan.pipelineParallel
+                                                   : plan.dataParallel;
+      if (size == 1 && params.groupSize > 1 && params.groupSize <= INT32_MAX)
+        size = static_cast<int32_t>(params.groupSize);
     });
     return llvm::Error::success();
   }
@@ -238,10 +290,13 @@ llvm::Error EntryTranslator::addWeight(nn::ConstantOp op) {
   return llvm::Error::success();
 }
 
-llvm::Error EntryTranslator::collectiveStep(Operation *op, int64_t kind, StringRef group, int64_t groupSize,
-                                            int64_t peer, PlanStep &step) {
+
+llvm::Error EntryTranslator::collectiveStep(Operation *op, PlanStep &step) {
+  CollectiveParams params = collectiveParams(op);
+  StringRef group = params.group;
+  int64_t groupSize = params.groupSize;
   step.kind = NNCC_STEP_COLLECTIVE;
-  step.name = kind == NNCC_COLLECTIVE_ALL_REDUCE ? "all-reduce" : kind == NNCC_COLLECTIVE_SEND ? "send" : "recv";
+  step.name = params.name;
   if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
     step.name = loc.getName().str();
   int64_t size = group == "data"     ? plan_.dataParallel
@@ -257,12 +312,16 @@ llvm::Error EntryTranslator::collectiveStep(Operation *op, int64_t kind, StringR
                               op->getName().getStringRef(), locString(op->getLoc()), groupSize, group, size)
                     .str());
   step.iparams.assign(NNCC_COLLECTIVE_NUM_IPARAMS, 0);
-  step.iparams[NNCC_COLLECTIVE_OP] = kind;
+  step.iparams[NNCC_COLLECTIVE_OP] = params.kind;
+  if (params.reduction) {
+    step.iparams[NNCC_COLLECTIVE_REDUCTION] = *params.reduction == "mean" ? NNCC_REDUCTION_MEAN : NNCC_REDUCTION_SUM;
+    step.iparams[NNCC_COLLECTIVE_DTYPE] = NNCC_DTYPE_F32;
+  }
   step.iparams[NNCC_COLLECTIVE_GROUP_SIZE] = groupSize;
   step.iparams[NNCC_COLLECTIVE_GROUP] = group == "data"     ? NNCC_GROUP_DATA
                                         : group == "tensor" ? NNCC_GROUP_TENSOR
                                                             : NNCC_GROUP_PIPELINE;
-  step.iparams[NNCC_COLLECTIVE_PEER] = peer;
+  step.iparams[NNCC_COLLECTIVE_PEER] = params.peer;
   for (Value operand : op->getOperands())
     step.args.push_back(ref(operand));
   for (Value result : op->getResults())
@@ -447,17 +506,8 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
         step.args.push_back({NNCC_BUFFER_ARENA, 0, scratchOffsets[i], scratchBytes[i]});
       if (auto extent = callee ? callee->getAttrOfType<IntegerAttr>(kParallelExtentAttrName) : nullptr)
         step.parallelExtent = extent.getInt();
-    } else if (auto reduce = dyn_cast<dist::AllReduceStepOp>(op)) {
-      if (auto err = collectiveStep(&op, NNCC_COLLECTIVE_ALL_REDUCE, reduce.getGroup(), reduce.getGroupSize(), -1, step))
-        return std::move(err);
-      step.iparams[NNCC_COLLECTIVE_REDUCTION] =
-          reduce.getReduction() == "mean" ? NNCC_REDUCTION_MEAN : NNCC_REDUCTION_SUM;
-      step.iparams[NNCC_COLLECTIVE_DTYPE] = NNCC_DTYPE_F32; // the op's verifier
-    } else if (auto send = dyn_cast<dist::SendOp>(op)) {
-      if (auto err = collectiveStep(&op, NNCC_COLLECTIVE_SEND, send.getGroup(), send.getGroupSize(), send.getPeer(), step))
-        return std::move(err);
-    } else if (auto recv = dyn_cast<dist::RecvOp>(op)) {
-      if (auto err = collectiveStep(&op, NNCC_COLLECTIVE_RECV, recv.getGroup(), recv.getGroupSize(), recv.getPeer(), step))
+    } else if (dist::isCollectiveStep(&op)) {
+      if (auto err = collectiveStep(&op, step))
         return std::move(err);
     } else {
       auto gemm = cast<exec::GemmOp>(op);

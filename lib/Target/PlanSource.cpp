@@ -105,12 +105,16 @@ constexpr const char *kCollectiveIparamNames[] = {"NNCC_COLLECTIVE_OP", "NNCC_CO
                                                   "NNCC_COLLECTIVE_GROUP", "NNCC_COLLECTIVE_PEER"};
 static_assert(std::size(kCollectiveIparamNames) == NNCC_COLLECTIVE_NUM_IPARAMS);
 
+/// nncc_collective_op's names, from NNCC_COLLECTIVE_ALL_REDUCE (1) on.
+constexpr const char *kCollectiveOpNames[] = {"NNCC_COLLECTIVE_ALL_REDUCE",     "NNCC_COLLECTIVE_SEND",
+                                              "NNCC_COLLECTIVE_RECV",           "NNCC_COLLECTIVE_ALL_GATHER",
+                                              "NNCC_COLLECTIVE_REDUCE_SCATTER", "NNCC_COLLECTIVE_BROADCAST"};
+static_assert(std::size(kCollectiveOpNames) == NNCC_COLLECTIVE_BROADCAST);
+
 std::string collectiveIparam(size_t i, int64_t v) {
   std::string value = std::to_string(v);
-  if (i == NNCC_COLLECTIVE_OP && v >= NNCC_COLLECTIVE_ALL_REDUCE && v <= NNCC_COLLECTIVE_RECV)
-    value = v == NNCC_COLLECTIVE_ALL_REDUCE ? "NNCC_COLLECTIVE_ALL_REDUCE"
-            : v == NNCC_COLLECTIVE_SEND     ? "NNCC_COLLECTIVE_SEND"
-                                            : "NNCC_COLLECTIVE_RECV";
+  if (i == NNCC_COLLECTIVE_OP && v >= NNCC_COLLECTIVE_ALL_REDUCE && v <= NNCC_COLLECTIVE_BROADCAST)
+    value = kCollectiveOpNames[v - 1];
   else if (i == NNCC_COLLECTIVE_REDUCTION && (v == NNCC_REDUCTION_SUM || v == NNCC_REDUCTION_MEAN))
     value = v == NNCC_REDUCTION_SUM ? "NNCC_REDUCTION_SUM" : "NNCC_REDUCTION_MEAN";
   else if (i == NNCC_COLLECTIVE_DTYPE && v != 0)

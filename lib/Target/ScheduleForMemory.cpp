@@ -83,7 +83,7 @@ void scheduleForMemory(func::FuncOp func) {
         producers.insert(index[def]);
     }
     // Collectives keep their order: ranks pair them up by it.
-    if (isa<dist::AllReduceStepOp, dist::SendOp, dist::RecvOp>(op)) {
+    if (dist::isCollectiveStep(op)) {
       if (lastCollective >= 0)
         producers.insert(static_cast<size_t>(lastCollective));
       lastCollective = static_cast<int64_t>(i);

@@ -77,8 +77,9 @@ private:
   Status directAddress(const void *p, const char *what, const char *name, CUdeviceptr *out,
                        bool *device) const;
   Status enqueueStep(int32_t e, int32_t s);
-  /// A collective step: ncclAllReduce of each buffer of the bucket on the
-  /// session's stream, in one NCCL group (one launch); in a world of one,
+  /// A collective step on the session's stream: ncclAllReduce of each
+  /// buffer of the bucket in one NCCL group (one launch), or the one
+  /// ncclAllGather, ncclReduceScatter or ncclBroadcast; in a world of one,
   /// copies.
   Status enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *args);
   /// Send/recv step `s`: when it starts a run of them (pointToPointRuns),
@@ -481,9 +482,27 @@ Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *a
     const NcclSymbols &n = nccl->nccl().sym();
     ncclRedOp_t op = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN ? ncclAvg : ncclSum;
     auto stream = reinterpret_cast<cudaStream_t>(stream_);
-    // One group: NCCL fuses the bucket's buffers into one launch, with no
-    // staging copy.
+    void *out = reinterpret_cast<void *>(args[1]);
+    const void *in = reinterpret_cast<const void *>(args[0]);
+    // The single-buffer collectives move bytes (ncclInt8) or reduce f32; an
+    // all-reduce's bucket is one group, which NCCL fuses into one launch,
+    // with no staging copy.
     return enqueueNcclGroup(*nccl, e, s, [&](const char **call, int32_t *) {
+      switch (st.iparams[NNCC_COLLECTIVE_OP]) {
+      case NNCC_COLLECTIVE_ALL_GATHER:
+        *call = "ncclAllGather";
+        return n.ncclAllGather(in, out, static_cast<size_t>(st.args[0].bytes), ncclInt8, nccl->comm(), stream);
+      case NNCC_COLLECTIVE_REDUCE_SCATTER:
+        *call = "ncclReduceScatter";
+        return n.ncclReduceScatter(in, out, static_cast<size_t>(st.args[1].bytes) / sizeof(float), ncclFloat32, op,
+                                   nccl->comm(), stream);
+      case NNCC_COLLECTIVE_BROADCAST:
+        *call = "ncclBroadcast";
+        return n.ncclBroadcast(in, out, static_cast<size_t>(st.args[0].bytes), ncclInt8,
+                               static_cast<int>(st.iparams[NNCC_COLLECTIVE_PEER]), nccl->comm(), stream);
+      default:
+        break;
+      }
       *call = "ncclAllReduce";
       ncclResult_t r = ncclSuccess;
       for (int32_t a = 0; a < k && r == ncclSuccess; ++a)
@@ -495,7 +514,8 @@ Status CudaSession::enqueueCollective(int32_t e, int32_t s, const CUdeviceptr *a
     });
   }
 #endif
-  // A group of one: the mean and the sum of one rank are its values.
+  // A group of one: the mean and the sum of one rank, its gather, its part
+  // and its broadcast are its values.
   for (int32_t a = 0; a < k; ++a) {
     if (st.args[a].bytes == 0 || args[a] == args[k + a])
       continue;

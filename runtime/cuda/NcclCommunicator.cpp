@@ -87,6 +87,35 @@ public:
     });
     return Status::ok();
   }
+  Status allGather(void *data, int64_t bytes) override {
+    group_->meet(rank(), data, [&](const std::vector<void *> &all) {
+      size_t part = static_cast<size_t>(bytes);
+      for (size_t r = 0; r < all.size(); ++r)
+        for (size_t from = 0; from < all.size(); ++from)
+          if (r != from)
+            std::memcpy(static_cast<char *>(all[r]) + from * part, static_cast<const char *>(all[from]) + from * part,
+                        part);
+    });
+    return Status::ok();
+  }
+  Status reduceScatterF32(float *data, int64_t count, bool mean) override {
+    int n = size();
+    group_->meet(rank(), data, [&](const std::vector<void *> &all) {
+      // Part r summed in rank order into part r of rank r's buffer (element
+      // i written only after every rank's element i of part r is read),
+      // then moved to its front.
+      for (int r = 0; r < n; ++r)
+        for (int64_t i = r * count; i < (r + 1) * count; ++i) {
+          float sum = 0.0f;
+          for (int from = 0; from < n; ++from)
+            sum += static_cast<const float *>(all[from])[i];
+          static_cast<float *>(all[r])[i] = mean ? sum * (1.0f / static_cast<float>(n)) : sum;
+        }
+      for (int r = 0; r < n; ++r)
+        std::memmove(all[r], static_cast<float *>(all[r]) + r * count, static_cast<size_t>(count) * sizeof(float));
+    });
+    return Status::ok();
+  }
   Status broadcast(void *data, int64_t bytes, int root) override {
     group_->meet(rank(), data, [&](const std::vector<void *> &all) {
       for (size_t r = 0; r < all.size(); ++r)

@@ -15,6 +15,8 @@ NNCC_NCCL(ncclCommAbort)
 NNCC_NCCL(ncclCommGetAsyncError)
 NNCC_NCCL(ncclAllReduce)
 NNCC_NCCL(ncclBroadcast)
+NNCC_NCCL(ncclAllGather) // all-gather and reduce-scatter steps
+NNCC_NCCL(ncclReduceScatter)
 NNCC_NCCL(ncclSend) // 2.7: pipeline stages' send and receive steps
 NNCC_NCCL(ncclRecv)
 NNCC_NCCL(ncclGroupStart)

@@ -15,12 +15,12 @@ bool touches(const nncc_buffer_ref &a, const nncc_buffer_ref &b) {
   return a.bytes > 0 && b.bytes > 0 && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
 }
 
-/// The outputs of collective step `c`, args[begin, end): an all-reduce's
-/// args[k, 2k), a receive's args[0, k), none for a send.
+/// The outputs of collective step `c`, args[begin, end): a receive's
+/// args[0, k), none for a send, args[k, 2k) for the others.
 void outputsOf(const nncc_step &st, int32_t *begin, int32_t *end) {
   int64_t op = st.iparams[NNCC_COLLECTIVE_OP];
   int32_t k = collectiveBufferCount(st);
-  *begin = op == NNCC_COLLECTIVE_ALL_REDUCE ? k : 0;
+  *begin = isPointToPoint(st) ? 0 : k;
   *end = op == NNCC_COLLECTIVE_SEND ? 0 : *begin + k;
 }
 
@@ -53,8 +53,7 @@ CollectiveSchedule scheduleCollectives(const nncc_entry &entry) {
     if (st.kind != NNCC_STEP_COLLECTIVE)
       continue;
     out.stagingOffset[c] = out.stagingBytes;
-    for (int32_t a = 0; a < collectiveBufferCount(st); ++a)
-      out.stagingBytes += st.args[a].bytes;
+    out.stagingBytes += collectiveStagingBytes(st);
     out.stagingBytes = (out.stagingBytes + 63) / 64 * 64; // each bucket on its own cache lines
     before[firstToucher(entry, c)].push_back(c);
     out.slot[c] = out.collectives++;

@@ -22,10 +22,28 @@
 
 namespace nncc::rt {
 
-/// The buffers of collective step `st`'s bucket: k of args[0, k), whose
-/// bytes it stages (all-reduce: num_args / 2; send, receive: num_args).
+/// Whether collective step `st` is a send or a receive: its buffers are
+/// all inputs or all outputs, where the other collectives have args[0, k)
+/// in and args[k, 2k) out.
+inline bool isPointToPoint(const nncc_step &st) {
+  int64_t op = st.iparams[NNCC_COLLECTIVE_OP];
+  return op == NNCC_COLLECTIVE_SEND || op == NNCC_COLLECTIVE_RECV;
+}
+
+/// The buffers of collective step `st`'s bucket: k of args[0, k) (send,
+/// receive: num_args; the others: num_args / 2).
 inline int32_t collectiveBufferCount(const nncc_step &st) {
-  return st.iparams[NNCC_COLLECTIVE_OP] == NNCC_COLLECTIVE_ALL_REDUCE ? st.num_args / 2 : st.num_args;
+  return isPointToPoint(st) ? st.num_args : st.num_args / 2;
+}
+
+/// The staging bytes of collective step `st`: its inputs' or its outputs',
+/// whichever are more (an all-gather's output is the group's parts).
+inline int64_t collectiveStagingBytes(const nncc_step &st) {
+  int32_t k = collectiveBufferCount(st);
+  int64_t in = 0, out = 0;
+  for (int32_t a = 0; a < st.num_args; ++a)
+    (a < k ? in : out) += st.args[a].bytes;
+  return in > out ? in : out;
 }
 
 /// Where an entry's collective steps stage and wait, found once when a

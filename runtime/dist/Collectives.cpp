@@ -142,19 +142,29 @@ void startHostCollective(const nncc_step &st, void *const *args, Communicator &c
                          CollectiveRequest *r) {
   int64_t op = st.iparams[NNCC_COLLECTIVE_OP];
   int32_t k = collectiveBufferCount(st);
-  int64_t offset = 0;
+  // An all-gather's input is this rank's part of the staged output.
+  int64_t offset = op == NNCC_COLLECTIVE_ALL_GATHER ? comm.rank() * st.args[0].bytes : 0;
   for (int32_t a = 0; a < k; ++a) {
     if (op != NNCC_COLLECTIVE_RECV)
       std::memcpy(static_cast<char *>(staging) + offset, args[a], static_cast<size_t>(st.args[a].bytes));
     offset += st.args[a].bytes;
   }
-  r->op = op == NNCC_COLLECTIVE_SEND   ? CollectiveRequest::Op::Send
-          : op == NNCC_COLLECTIVE_RECV ? CollectiveRequest::Op::Recv
-                                       : CollectiveRequest::Op::AllReduceF32;
+  using Op = CollectiveRequest::Op;
+  r->op = op == NNCC_COLLECTIVE_SEND             ? Op::Send
+          : op == NNCC_COLLECTIVE_RECV           ? Op::Recv
+          : op == NNCC_COLLECTIVE_ALL_GATHER     ? Op::AllGather
+          : op == NNCC_COLLECTIVE_REDUCE_SCATTER ? Op::ReduceScatterF32
+          : op == NNCC_COLLECTIVE_BROADCAST      ? Op::Broadcast
+                                                 : Op::AllReduceF32;
   r->data = staging;
-  r->count = r->op == CollectiveRequest::Op::AllReduceF32 ? offset / int64_t(sizeof(float)) : offset;
+  // All-gather: one rank's part; reduce-scatter: f32 of one rank's part.
+  r->count = op == NNCC_COLLECTIVE_ALL_GATHER       ? st.args[0].bytes
+             : op == NNCC_COLLECTIVE_REDUCE_SCATTER ? st.args[1].bytes / int64_t(sizeof(float))
+             : op == NNCC_COLLECTIVE_ALL_REDUCE     ? offset / int64_t(sizeof(float))
+                                                    : offset;
   r->mean = st.iparams[NNCC_COLLECTIVE_REDUCTION] == NNCC_REDUCTION_MEAN;
   r->peer = static_cast<int>(st.iparams[NNCC_COLLECTIVE_PEER]);
+  r->root = r->peer;
   comm.start(r);
 }
 
@@ -164,11 +174,12 @@ Status finishHostCollective(const nncc_step &st, void *const *args, Communicator
   int64_t op = st.iparams[NNCC_COLLECTIVE_OP];
   if (op == NNCC_COLLECTIVE_SEND)
     return Status::ok();
-  // All-reduce: outputs args[k, 2k); receive: args[0, k) themselves.
+  // Receive: args[0, k) themselves; the others: outputs args[k, 2k), from
+  // the start of the staging (a reduce-scatter leaves its part there).
   int32_t k = collectiveBufferCount(st), first = op == NNCC_COLLECTIVE_RECV ? 0 : k;
   int64_t offset = 0;
-  for (int32_t a = 0; a < k; ++a) {
-    std::memcpy(args[first + a], static_cast<const char *>(r->data) + offset, static_cast<size_t>(st.args[a].bytes));
+  for (int32_t a = first; a < first + k; ++a) {
+    std::memcpy(args[a], static_cast<const char *>(r->data) + offset, static_cast<size_t>(st.args[a].bytes));
     offset += st.args[a].bytes;
   }
   return Status::ok();

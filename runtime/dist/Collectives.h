@@ -1,8 +1,10 @@
 //===- Collectives.h - collective steps on host memory --------------------===//
 //
 // A collective step (NNCC_STEP_COLLECTIVE) packs its bucket into its own
-// region of a staging buffer and starts the reduction there; the session
-// waits for it, and unpacks the result, where its CollectiveSchedule says.
+// region of a staging buffer (an all-gather's input at this rank's part of
+// it, the region holding the larger of inputs and outputs) and starts the
+// collective there, in place; the session waits for it, and unpacks the
+// result, where its CollectiveSchedule says.
 // A send packs the same way and is posted from the staging copy, so its
 // buffers are free once it started; a receive lands in its staging region
 // and is unpacked into its buffers at its wait.
@@ -24,8 +26,8 @@ void startHostCollective(const nncc_step &st, void *const *args, Communicator &c
                          CollectiveRequest *r);
 
 /// Waits for `r` (started by startHostCollective for `st`) and unpacks the
-/// result into the outputs: args[k, 2k) of an all-reduce, args[0, k) of a
-/// receive (a send has none).
+/// result into the outputs: args[0, k) of a receive, none for a send,
+/// args[k, 2k) for the others.
 Status finishHostCollective(const nncc_step &st, void *const *args, Communicator &comm,
                             CollectiveRequest *r);
 

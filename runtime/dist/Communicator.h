@@ -34,11 +34,13 @@ class Communicator;
 struct CollectiveRequest {
   /// Call: the backend runs `call` in the order of the collectives (how
   /// MPI splits a communicator on its communication thread).
-  enum class Op { AllReduceF32, Broadcast, Barrier, Call, Send, Recv };
+  enum class Op { AllReduceF32, AllGather, ReduceScatterF32, Broadcast, Barrier, Call, Send, Recv };
   Op op = Op::AllReduceF32;
   void *data = nullptr;
-  int64_t count = 0; // f32 elements (all-reduce) or bytes (broadcast, send, recv)
-  bool mean = false; // all-reduce: divide the sum by the world's size
+  /// f32 elements (all-reduce; reduce-scatter: of one rank's part) or bytes
+  /// (all-gather: of one rank's part; broadcast, send, recv).
+  int64_t count = 0;
+  bool mean = false; // all-reduce, reduce-scatter: divide the sum by the world's size
   int root = 0;      // broadcast
   int peer = 0;      // send, recv: the other side's rank in this communicator
   const std::function<Status()> *call = nullptr; // Op::Call
@@ -65,6 +67,13 @@ public:
   /// `data` (`count` f32, host memory) becomes its sum over the ranks, or
   /// the mean with `mean`; every rank calls it in the same order.
   virtual Status allReduceF32(float *data, int64_t count, bool mean) = 0;
+  /// `data` (host memory) holds size() parts of `bytes`, this rank's own at
+  /// part rank(); every part becomes that rank's (in place, as MPI_IN_PLACE).
+  virtual Status allGather(void *data, int64_t bytes) = 0;
+  /// `data` holds size() parts of `count` f32; the first `count` become part
+  /// rank() of their sum over the ranks (the mean with `mean`), the rest is
+  /// scratch (in place, as MPI_Reduce_scatter_block's MPI_IN_PLACE).
+  virtual Status reduceScatterF32(float *data, int64_t count, bool mean) = 0;
   /// `bytes` of `data` on every rank become rank `root`'s.
   virtual Status broadcast(void *data, int64_t bytes, int root) = 0;
   virtual Status barrier() = 0;
@@ -123,6 +132,10 @@ protected:
     switch (r.op) {
     case CollectiveRequest::Op::AllReduceF32:
       return allReduceF32(static_cast<float *>(r.data), r.count, r.mean);
+    case CollectiveRequest::Op::AllGather:
+      return allGather(r.data, r.count);
+    case CollectiveRequest::Op::ReduceScatterF32:
+      return reduceScatterF32(static_cast<float *>(r.data), r.count, r.mean);
     case CollectiveRequest::Op::Broadcast:
       return broadcast(r.data, r.count, r.root);
     case CollectiveRequest::Op::Barrier:
@@ -159,6 +172,8 @@ public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
   Status allReduceF32(float *, int64_t, bool) override { return Status::ok(); }
+  Status allGather(void *, int64_t) override { return Status::ok(); }
+  Status reduceScatterF32(float *, int64_t, bool) override { return Status::ok(); }
   Status broadcast(void *, int64_t, int) override { return Status::ok(); }
   Status barrier() override { return Status::ok(); }
   void abort(int) override {}

@@ -23,6 +23,8 @@ namespace {
 struct MpiSymbols {
   int (*init)(int wantThreads, int *rank, int *size, int *threaded, char *err, int errlen) = nullptr;
   int (*allReduceSumF32)(void *comm, float *data, int64_t count, char *err, int errlen) = nullptr;
+  int (*allGather)(void *comm, void *data, int64_t bytes, char *err, int errlen) = nullptr;
+  int (*reduceScatterSumF32)(void *comm, float *data, int64_t count, char *err, int errlen) = nullptr;
   int (*broadcast)(void *comm, void *data, int64_t bytes, int root, char *err, int errlen) = nullptr;
   int (*barrier)(void *comm, char *err, int errlen) = nullptr;
   int (*commSplit)(void *comm, int color, int key, void **out, int *rank, int *size, char *err,
@@ -44,6 +46,8 @@ void resolve(void *h, MpiSymbols *s, std::string *missing) {
   };
   get(s->init, "nncc_mpi_init");
   get(s->allReduceSumF32, "nncc_mpi_allreduce_sum_f32");
+  get(s->allGather, "nncc_mpi_allgather");
+  get(s->reduceScatterSumF32, "nncc_mpi_reduce_scatter_sum_f32");
   get(s->broadcast, "nncc_mpi_broadcast");
   get(s->barrier, "nncc_mpi_barrier");
   get(s->commSplit, "nncc_mpi_comm_split");
@@ -178,6 +182,21 @@ public:
     r.mean = mean;
     return startAndWait(&r);
   }
+  Status allGather(void *data, int64_t bytes) override {
+    return onThread([&] {
+      char err[kErrBytes] = "";
+      return engine_->mpi.allGather(handle_, data, bytes, err, kErrBytes) ? failed(err) : Status::ok();
+    });
+  }
+  Status reduceScatterF32(float *data, int64_t count, bool mean) override {
+    return onThread([&] {
+      char err[kErrBytes] = "";
+      if (engine_->mpi.reduceScatterSumF32(handle_, data, count, err, kErrBytes))
+        return failed(err);
+      scaleForMean(data, count, mean);
+      return Status::ok();
+    });
+  }
   Status broadcast(void *data, int64_t bytes, int root) override {
     if (engine_->onWorker()) {
       char err[kErrBytes] = "";
@@ -294,12 +313,16 @@ private:
     char err[kErrBytes] = "";
     if (engine_->mpi.allReduceSumF32(handle_, data, count, err, kErrBytes))
       return failed(err);
-    if (mean && size_ > 1) {
-      float scale = 1.0f / static_cast<float>(size_);
-      for (int64_t i = 0; i < count; ++i)
-        data[i] *= scale;
-    }
+    scaleForMean(data, count, mean);
     return Status::ok();
+  }
+  /// A sum over the ranks made their mean.
+  void scaleForMean(float *data, int64_t count, bool mean) const {
+    if (!mean || size_ == 1)
+      return;
+    float scale = 1.0f / static_cast<float>(size_);
+    for (int64_t i = 0; i < count; ++i)
+      data[i] *= scale;
   }
   Status failed(const char *why) const {
     return error(NNCC_ERROR_INTERNAL,

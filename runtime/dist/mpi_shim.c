@@ -75,6 +75,34 @@ NNCC_MPI_EXPORT int nncc_mpi_allreduce_sum_f32(void *comm, float *data, int64_t 
   return 0;
 }
 
+/* The all-gather and the reduce-scatter are one call each: their parts
+ * interleave, so pieces of INT_MAX would not line up; a part beyond MPI's
+ * int count is refused. */
+static int fits_int(int64_t count, const char *what, char *err, int errlen) {
+  if (count <= INT_MAX)
+    return 1;
+  snprintf(err, (size_t)errlen, "%s: a part of %lld elements is beyond MPI's int count", what, (long long)count);
+  return 0;
+}
+
+/* In place: rank r's part of `bytes` at data + r * bytes, every part filled. */
+NNCC_MPI_EXPORT int nncc_mpi_allgather(void *comm, void *data, int64_t bytes, char *err, int errlen) {
+  if (!fits_int(bytes, "MPI_Allgather", err, errlen))
+    return 1;
+  return report(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, (int)bytes, MPI_BYTE, comm_of(comm)),
+                "MPI_Allgather", err, errlen);
+}
+
+/* In place: `data` holds size parts of `count` floats; the first `count`
+ * become this rank's part of their sum. */
+NNCC_MPI_EXPORT int nncc_mpi_reduce_scatter_sum_f32(void *comm, float *data, int64_t count, char *err,
+                                                    int errlen) {
+  if (!fits_int(count, "MPI_Reduce_scatter_block", err, errlen))
+    return 1;
+  return report(MPI_Reduce_scatter_block(MPI_IN_PLACE, data, (int)count, MPI_FLOAT, MPI_SUM, comm_of(comm)),
+                "MPI_Reduce_scatter_block", err, errlen);
+}
+
 NNCC_MPI_EXPORT int nncc_mpi_broadcast(void *comm, void *data, int64_t bytes, int root, char *err, int errlen) {
   char *p = (char *)data;
   while (bytes > 0) {

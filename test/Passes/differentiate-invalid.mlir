@@ -64,3 +64,21 @@ module {
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+// The single-value collectives have rules over the tensor group only, where
+// the cotangent of a replicated value is the same on every rank.
+func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<8xf32> {nn.name = "y"}) {
+  // expected-error@+1 {{gradient: only a collective over the tensor group has a rule, not one over the data group}}
+  %0 = dist.all_gather %x {axis = 0 : i64, group = "data", group_size = 2 : i64} : (tensor<4xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<4xf32> {nn.name = "x"}) -> (tensor<2xf32> {nn.name = "y"}) {
+  // expected-error@+1 {{gradient: only a sum has a rule, not a mean}}
+  %0 = dist.reduce_scatter %x {axis = 0 : i64, group = "tensor", group_size = 2 : i64, reduction = "mean"} : (tensor<4xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

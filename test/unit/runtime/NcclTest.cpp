@@ -12,6 +12,7 @@
 // (NNCC_FAKE_NCCL_FAIL, NNCC_NCCL_LIBRARY pointing nowhere).
 //
 //===----------------------------------------------------------------------===//
+#include "SingleCollectives.h"
 #include "nncc/runtime.hpp"
 
 #include <gmock/gmock.h>
@@ -182,6 +183,60 @@ TEST(Nccl, TwoLocalGpusSum) {
       for (int i = 0; i < 128; ++i)
         ASSERT_FLOAT_EQ(out[r].at("s").data<float>()[i], x[0][i] + x[1][i]) << "rank " << r << ", s[" << i << "]";
   }
+}
+
+/// fixtures/single_collectives.c over the NCCL ranks of n GPUs of one
+/// process (cuda:0 .. n-1), in sessions on those GPUs (NCCL's collectives)
+/// or on the CPU (the ranks' host collectives): every rank's all-gather,
+/// reduce-scatter and broadcast results, on every run (on GPUs eager,
+/// captured, replayed).
+void checkSingleCollectives(const char *module, int n, bool onGpus) {
+  nncc::Module mod = nncc::Module::load(fixturePath(module));
+  std::vector<int32_t> devices;
+  for (int r = 0; r < n; ++r)
+    devices.push_back(r);
+  std::vector<nncc::Distributed> comms = nncc::Distributed::localGpus(devices);
+  std::vector<std::optional<nncc::Session>> sessions(n);
+  for (int r = 0; r < n; ++r) {
+    nncc::SessionOptions options = onGpus ? nncc::SessionOptions() : nncc::SessionOptions(1);
+    options.distributed = comms[r];
+    sessions[r].emplace(mod, onGpus ? nncc::Device::cuda(r) : nncc::Device::cpu(), options);
+  }
+  for (int run = 0; run < 3; ++run) {
+    std::vector<nncc::TensorMap> out(n);
+    std::vector<std::string> errors = together(n, [&](int r) {
+      std::vector<float> x = nncc::test::singleInput(r, run);
+      out[r] = sessions[r]->run("step", {{"x", nncc::test::wrapSingleInput(x)}});
+    });
+    for (int r = 0; r < n; ++r)
+      ASSERT_EQ(errors[r], "") << "rank " << r << ", run " << run;
+    for (int r = 0; r < n; ++r)
+      nncc::test::expectSingleCollectives(out[r], n, r, run);
+  }
+}
+
+TEST(Nccl, SingleCollectivesTwoLocalGpus) {
+  SKIP_WITHOUT_GPUS(2);
+  checkSingleCollectives(FIXTURE_SINGLE_NP2_SO, 2, true);
+}
+
+// A world of one over NCCL: still ncclAllGather, ncclReduceScatter and
+// ncclBroadcast, each the identity.
+TEST(Nccl, SingleCollectivesOneGpuWorldOfOne) {
+  SKIP_WITHOUT_GPUS(1);
+  checkSingleCollectives(FIXTURE_SINGLE_NP1_SO, 1, true);
+}
+
+TEST(Nccl, SingleCollectivesCpuSessionsOverLocalRanks) {
+  SKIP_WITHOUT_GPUS(2);
+  checkSingleCollectives(FIXTURE_SINGLE_NP2_SO, 2, false);
+}
+
+// runtime.hostnccl.single-collectives-4gpus (four fake GPUs).
+TEST(Nccl, SingleCollectivesFourLocalGpus) {
+  SKIP_WITHOUT_GPUS(4);
+  checkSingleCollectives(FIXTURE_SINGLE_NP4_SO, 4, true);
+  checkSingleCollectives(FIXTURE_SINGLE_NP4_SO, 4, false);
 }
 
 // One GPU, a world of one over NCCL: still ncclAllReduce (and ncclAvg), the
@@ -532,6 +587,26 @@ TEST(NcclMpi, TwoProcesses) {
     for (int i = 0; i < 128; ++i)
       ASSERT_FLOAT_EQ(out.at("s").data<float>()[i], inputX(0, run)[i] + inputX(1, run)[i])
           << "rank " << r << ", run " << run << ", s[" << i << "]";
+  }
+}
+
+// All-gather, reduce-scatter and broadcast steps as 2 or 4 processes
+// (runtime.hostnccl.mpi-single-collectives-np*), each on cuda:<rank>.
+TEST(NcclMpiSingleCollectives, Processes) {
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE"))
+    GTEST_SKIP() << "needs mpirun -np 2 or 4";
+  nncc::Distributed world = nncc::Distributed::fromMpi();
+  int n = world.size(), r = world.rank();
+  ASSERT_TRUE(n == 2 || n == 4);
+  SKIP_WITHOUT_GPUS(n);
+  nncc::Module mod = nncc::Module::load(fixturePath(n == 2 ? FIXTURE_SINGLE_NP2_SO : FIXTURE_SINGLE_NP4_SO));
+  nncc::SessionOptions options;
+  options.distributed = world;
+  nncc::Session s(mod, nncc::Device::cuda(r), options);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<float> x = nncc::test::singleInput(r, run);
+    nncc::TensorMap out = s.run("step", {{"x", nncc::test::wrapSingleInput(x)}});
+    nncc::test::expectSingleCollectives(out, n, r, run);
   }
 }
 

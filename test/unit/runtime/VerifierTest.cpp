@@ -22,13 +22,37 @@ TEST(Verifier, RejectsInconsistentParallelLayouts) {
               HasSubstr("entry 'both' step 0 ('tensor_sum'): its tensor group has 4 ranks, but the module's "
                         "layout dp=2 x pp=1 x tp=2 gives it 2"));
   EXPECT_THAT(loadError(FIXTURE_TP_BAD_GROUP_SO),
-              HasSubstr("unknown parallel group 5 for an all-reduce (1: data, 2: tensor, 3: pipeline)"));
+              HasSubstr("unknown parallel group 5 (1: data, 2: tensor, 3: pipeline)"));
   EXPECT_THAT(loadError(FIXTURE_TP_BAD_PARTS_SO),
               HasSubstr("state 'w' is split in 3 parts along axis 1, but a sharded state needs as many parts "
                         "as the module's tensor-parallel ranks (2)"));
   EXPECT_THAT(loadError(FIXTURE_TP_BAD_WEIGHT_SO),
               HasSubstr("state 'w' starts from weight 0, which is no weight of its whole (all parts') size"));
   EXPECT_THAT(loadError(FIXTURE_TP_BAD_LAYOUT_SO), HasSubstr("invalid parallel layout dp=0 x pp=1 x tp=2"));
+}
+
+// All-gather, reduce-scatter and broadcast (fixtures/single_collectives.c,
+// 2 ranks): bytes that do not pair up over the group, a root outside it, a
+// reduction on a byte move; a collective op of a newer compiler is refused
+// as unsupported, by number (what an older runtime says of these kinds).
+TEST(Verifier, RejectsInconsistentSingleCollectives) {
+  EXPECT_THAT(loadError(FIXTURE_SINGLE_BAD_GATHER_BYTES_SO),
+              HasSubstr("entry 'step' step 0 ('all_gather'): the input 0 (32 bytes) and output 1 (32 bytes) of an "
+                        "all-gather do not pair up over 2 ranks"));
+  EXPECT_THAT(loadError(FIXTURE_SINGLE_BAD_ROOT_SO),
+              HasSubstr("step 3 ('broadcast'): a broadcast from rank 2 of its data group of 2 ranks (the root, its "
+                        "peer, must be a rank of the group)"));
+  EXPECT_THAT(loadError(FIXTURE_SINGLE_BAD_SCATTER_BYTES_SO),
+              HasSubstr("step 1 ('reduce_scatter_sum'): the input 0 (32 bytes) and output 1 (2 bytes) of a "
+                        "reduce-scatter do not pair up over 2 ranks as whole f32"));
+  EXPECT_THAT(loadError(FIXTURE_SINGLE_BAD_GATHER_REDUCTION_SO),
+              HasSubstr("step 0 ('all_gather'): an all-gather moves bytes: reduction and dtype 0 (has 1 and 0)"));
+  nncc_module_handle *m = nullptr;
+  EXPECT_EQ(nncc_module_load(FIXTURE_SINGLE_UNKNOWN_OP_SO, &m), NNCC_ERROR_UNSUPPORTED);
+  nncc_module_release(m);
+  EXPECT_THAT(nncc_last_error(), HasSubstr("step 0 ('all_gather'): collective op 7 is not supported by this "
+                                           "runtime (all-reduce, all-gather, reduce-scatter, broadcast, send and "
+                                           "receive are)"));
 }
 
 TEST(Verifier, RejectsInconsistentPipelines) {
