@@ -296,7 +296,7 @@ struct RecomposeAttention : OpRewritePattern<nn::MatMulOp> {
       return failure();
     auto scoresType = cast<RankedTensorType>(softmax.getType());
     int64_t rank = scoresType.getRank();
-    if (rank < 3 || softmax.getAxis() != rank - 1 || !scoresType.hasStaticShape() ||
+    if (rank < 3 || static_cast<int64_t>(softmax.getAxis()) != rank - 1 || !scoresType.hasStaticShape() ||
         !scoresType.getElementType().isF32())
       return failure();
     Value s = softmax.getInput(), mask;

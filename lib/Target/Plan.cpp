@@ -154,7 +154,7 @@ struct CollectiveParams {
 };
 
 template <typename OpT> CollectiveParams paramsOf(OpT op, int64_t kind, const char *name) {
-  return {kind, name, op.getGroup(), op.getGroupSize()};
+  return {kind, name, op.getGroup(), static_cast<int64_t>(op.getGroupSize())};
 }
 
 CollectiveParams collectiveParams(Operation *op) {
@@ -500,7 +500,7 @@ llvm::Expected<EntryPlan> EntryTranslator::run() {
       auto scratchBytes = callee ? callee->getAttrOfType<DenseI64ArrayAttr>(kScratchBytesAttrName) : nullptr;
       auto scratchOffsets = op.getAttrOfType<DenseI64ArrayAttr>(kScratchOffsetsAttrName);
       size_t scratchCount = scratchBytes ? scratchBytes.size() : 0;
-      if (scratchCount != (scratchOffsets ? scratchOffsets.size() : 0))
+      if (scratchCount != (scratchOffsets ? static_cast<size_t>(scratchOffsets.size()) : 0))
         return notPlanned(&op, "nncc.scratch offset for each scratch buffer of its kernel");
       for (size_t i = 0; i < scratchCount; ++i)
         step.args.push_back({NNCC_BUFFER_ARENA, 0, scratchOffsets[i], scratchBytes[i]});

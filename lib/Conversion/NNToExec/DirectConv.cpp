@@ -4,9 +4,11 @@
 /// Each task of one scf.forall computes a tile of MB output channels x R
 /// output rows x CW output columns. Its accumulators are MB*R*ceil(CW/L)
 /// vectors of L floats (L: the target's lanes, 16 with AVX-512, 8 with
-/// AVX2; at most half its vector registers, VectorUnit) that stay in
-/// registers over the whole reduction (input channels of the group x
-/// kernel taps): per tap, one vector load of
+/// AVX2; at most half its vector registers, VectorUnit, a quarter for tiles
+/// that read the input in place) that stay in registers over the whole
+/// reduction (input channels of the group x kernel taps; windows of more
+/// than kMaxUnrolledTaps loop over their kernel rows): per tap, one vector
+/// load of
 /// an input row per (row, vector) and one broadcast weight per output
 /// channel feed MB*R*ceil(CW/L) FMAs. The tile is stored with masked
 /// writes. Two ways to read the input:

@@ -33,7 +33,7 @@ struct Entry {
       steps[s].kind = collective[s] ? NNCC_STEP_COLLECTIVE : NNCC_STEP_KERNEL;
       steps[s].num_args = static_cast<int32_t>(args[s].size());
       steps[s].args = args[s].data();
-      iparams[s][NNCC_COLLECTIVE_OP] = s < op.size() ? op[s] : NNCC_COLLECTIVE_ALL_REDUCE;
+      iparams[s][NNCC_COLLECTIVE_OP] = s < op.size() ? op[s] : int64_t{NNCC_COLLECTIVE_ALL_REDUCE};
       steps[s].num_iparams = NNCC_COLLECTIVE_NUM_IPARAMS;
       steps[s].iparams = iparams[s].data();
     }
