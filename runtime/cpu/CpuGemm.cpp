@@ -100,9 +100,8 @@ void runEpilogueChunk(void *context, int64_t chunk) {
 /// step is rather than by timings of one machine (docs/performance.md):
 /// the own kernel needs f32 throughout, K >= 1 (K = 0 is only the epilogue)
 /// and a B that is a module weight, so that B is packed once per session,
-/// never per run (a weight A: packedAFits, transposedFits). Everything else
-/// (f16/bf16, both operands computed by the model) runs on the BLAS, which
-/// packs both on every call anyway. One-row products stay
+/// never per run. Everything else (f16/bf16, B computed by the model) runs
+/// on the BLAS, which packs B on every call anyway. One-row products stay
 /// on the BLAS's sgemv too: with no row to reuse a packed B for, they only
 /// stream B, which sgemv does where it lies, without a packed copy.
 bool ownKernelFits(const nncc_step &st, const GemmParams &g) {
