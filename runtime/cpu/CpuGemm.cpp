@@ -120,17 +120,6 @@ bool transposedFits(const nncc_step &st, const GemmParams &g, const SgemmKernel 
          st.args[1].kind != NNCC_BUFFER_WEIGHT && sgemmTransposedIsCheaper(kern, g.m, g.n, g.k);
 }
 
-/// Whether a product whose A is the module weight runs on the own kernel
-/// as it is (sgemmPackedA), A packed once when the session is created and
-/// B packed per call (as the BLAS packs both per call). Same operand rules
-/// as transposedFits, for every such step the transposed form does not
-/// take; one-column products stay on the BLAS's sgemv.
-bool packedAFits(const nncc_step &st, const GemmParams &g) {
-  return g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32 && g.dtypeC == NNCC_DTYPE_F32 &&
-         g.batch > 0 && g.m > 0 && g.n > 1 && g.k > 0 && (g.strideA == 0 || g.batch == 1) &&
-         st.args[0].kind == NNCC_BUFFER_WEIGHT && st.args[1].kind != NNCC_BUFFER_WEIGHT;
-}
-
 int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
   int64_t n = 0;
   matrixSpan(g.batch, rows, cols, ld, stride, &n); // verified at load: no overflow
@@ -155,7 +144,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
         // One packed copy per batch, or one for all when B broadcasts.
         const float *src = static_cast<const float *>(args[e].of(s)[1]);
         int64_t copies = g.strideB == 0 ? 1 : g.batch;
-        PackedWeight packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.n)};
+        PackedB packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.n)};
         packed.data = allocFloats(packed.perBatch * copies);
         for (int64_t i = 0; i < copies; ++i)
           packB(*kernel_, src + i * g.strideB, g.ldb, g.transB, g.k, g.n,
@@ -163,24 +152,17 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
         bytes += static_cast<int64_t>(packed.perBatch * copies * sizeof(float));
         packed_.emplace(&st, std::move(packed));
         aPacked = std::max(aPacked, sgemmScratchFloats(*kernel_, g.m, g.k));
-      } else if (kernel_ && transposedFits(st, g, *kernel_)) {
+      }
+      else if (kernel_ && transposedFits(st, g, *kernel_)) {
         const float *src = static_cast<const float *>(args[e].of(s)[0]);
         // op(A)^T as the kernel's B: (p, j) = op(A)(j, p).
-        PackedWeight packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.m)};
+        PackedB packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.m)};
         packed.data = allocFloats(packed.perBatch);
         packB(*kernel_, src, g.lda, !g.transA, g.k, g.m, packed.data.get());
         bytes += static_cast<int64_t>(packed.perBatch * sizeof(float));
         transposedA_.emplace(&st, std::move(packed));
         aPacked = std::max(aPacked, sgemmTransposedScratchFloats(*kernel_, g.batch, g.n, g.k));
         product = std::max(product, sgemmTransposedProductFloats(g.batch, g.m, g.n));
-      } else if (kernel_ && packedAFits(st, g)) {
-        const float *src = static_cast<const float *>(args[e].of(s)[0]);
-        PackedWeight packed{AlignedFloats(), packedAFloats(*kernel_, g.m, g.k)};
-        packed.data = allocFloats(packed.perBatch);
-        packA(*kernel_, src, g.lda, g.transA, g.m, g.k, packed.data.get());
-        bytes += static_cast<int64_t>(packed.perBatch * sizeof(float));
-        packedA_.emplace(&st, std::move(packed));
-        aPacked = std::max(aPacked, sgemmPackedAScratchFloats(*kernel_, g.n, g.k));
       }
       if (g.dtypeA != NNCC_DTYPE_F32)
         a = std::max<size_t>(a, span(g, g.aRows(), g.aCols(), g.lda, g.strideA));
@@ -209,7 +191,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
   return bytes + static_cast<int64_t>((a + b + c + bias) * sizeof(float));
 }
 
-void CpuGemm::runOwn(const GemmParams &g, const PackedWeight &b, void *const *args, ThreadPool &pool) {
+void CpuGemm::runOwn(const GemmParams &g, const PackedB &b, void *const *args, ThreadPool &pool) {
   const auto *a = static_cast<const float *>(args[0]);
   auto *c = static_cast<float *>(args[2]);
   const float *bias = g.hasBias ? static_cast<const float *>(args[3]) : nullptr;
@@ -221,21 +203,7 @@ void CpuGemm::runOwn(const GemmParams &g, const PackedWeight &b, void *const *ar
   }
 }
 
-void CpuGemm::runPackedA(const GemmParams &g, const PackedWeight &a, void *const *args,
-                         ThreadPool &pool) {
-  const auto *b = static_cast<const float *>(args[1]);
-  auto *c = static_cast<float *>(args[2]);
-  const float *bias = g.hasBias ? static_cast<const float *>(args[3]) : nullptr;
-  for (int64_t i = 0; i < g.batch; ++i) {
-    SgemmPackedACall call{g.m,      g.n,      g.k,     a.data.get(),
-                          b + i * g.strideB,  g.ldb,   g.transB,
-                          c + i * g.strideC,  g.ldc,   g.alpha,
-                          g.beta,   bias,     static_cast<int>(g.activation)};
-    sgemmPackedA(*kernel_, call, scratch_.get(), pool);
-  }
-}
-
-void CpuGemm::runTransposed(const GemmParams &g, const PackedWeight &at, void *const *args,
+void CpuGemm::runTransposed(const GemmParams &g, const PackedB &at, void *const *args,
                             ThreadPool &pool) {
   SgemmTransposedCall call{g.batch,
                            g.m,
@@ -258,13 +226,6 @@ Status CpuGemm::run(const nncc_step &step, void *const *args, ThreadPool &pool) 
     auto own = packed_.find(&step);
     if (own != packed_.end()) {
       runOwn(decodeGemm(step), own->second, args, pool);
-      return Status::ok();
-    }
-  }
-  if (!packedA_.empty()) {
-    auto own = packedA_.find(&step);
-    if (own != packedA_.end()) {
-      runPackedA(decodeGemm(step), own->second, args, pool);
       return Status::ok();
     }
   }

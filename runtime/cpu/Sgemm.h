@@ -116,39 +116,6 @@ int sgemmTasks(int threads);
 /// sgemmScratchFloats(kern, call.m, call.k) floats.
 void sgemmPacked(const SgemmKernel &kern, const SgemmCall &call, float *scratch, ThreadPool &pool);
 
-/// Floats of A (m x k) packed once (packA): for each K block, M blocks of
-/// mr-row panels, m rounded up to mr.
-size_t packedAFloats(const SgemmKernel &kern, int64_t m, int64_t k);
-
-/// Packs op(A) (m x k; a is k x lda when transA, m x lda otherwise) into
-/// dst: for each K block of kSgemmKc columns, the M blocks of kern.mc rows,
-/// each in panels of mr rows (kc x mr, k-major), zero past row m.
-void packA(const SgemmKernel &kern, const float *a, int64_t lda, bool transA, int64_t m, int64_t k,
-           float *dst);
-
-/// One GEMM over a packed A (a constant weight, packed once), B packed per
-/// call into scratch: C (m x n, ldc) = act(alpha * A * op(B) + beta * C +
-/// bias).
-struct SgemmPackedACall {
-  int64_t m, n, k;
-  const float *packedA;
-  const float *b; // k x n (n x k when transB), leading dimension ldb
-  int64_t ldb;
-  bool transB;
-  float *c;
-  int64_t ldc;
-  float alpha, beta;
-  const float *bias; // n values, or null
-  int activation;
-};
-
-/// Floats of packed B one task of sgemmPackedA needs; it uses
-/// sgemmTasks(threads) of them.
-size_t sgemmPackedAScratchFloats(const SgemmKernel &kern, int64_t n, int64_t k);
-
-void sgemmPackedA(const SgemmKernel &kern, const SgemmPackedACall &call, float *scratch,
-                  ThreadPool &pool);
-
 /// C_i = alpha * op(A) op(B_i) for the items of a batch when A (m x k, one
 /// for all items) is the constant: computed as the transposed product
 /// C_i^T = op(B_i)^T op(A)^T with op(A)^T as the packed B, every item's

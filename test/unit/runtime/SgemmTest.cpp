@@ -64,12 +64,7 @@ double activate(int act, double v) {
 
 /// Runs one shape on `kern` and compares every element of C (and that the
 /// padding between C's rows is untouched) with a float64 reference.
-/// Which product check() runs: the packed B (a weight B), or the packed A
-/// (a weight A, B packed per call).
-enum class Packed { B, A };
-
-void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &rng,
-           Packed which = Packed::B) {
+void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &rng) {
   std::uniform_real_distribution<float> dist(-1, 1);
   int64_t aRows = s.transA ? s.k : s.m, aCols = s.transA ? s.m : s.k;
   int64_t bRows = s.transB ? s.n : s.k, bCols = s.transB ? s.k : s.n;
@@ -85,24 +80,14 @@ void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &r
     v = dist(rng);
   std::vector<float> c0 = c;
 
+  AlignedFloats packed = allocFloats(packedBFloats(kern, s.k, s.n));
+  packB(kern, b.data(), ldb, s.transB, s.k, s.n, packed.get());
+  AlignedFloats scratch = allocFloats(sgemmTasks(threads) * sgemmScratchFloats(kern, s.m, s.k));
   ThreadPool pool(threads);
-  if (which == Packed::B) {
-    AlignedFloats packed = allocFloats(packedBFloats(kern, s.k, s.n));
-    packB(kern, b.data(), ldb, s.transB, s.k, s.n, packed.get());
-    AlignedFloats scratch = allocFloats(sgemmTasks(threads) * sgemmScratchFloats(kern, s.m, s.k));
-    SgemmCall call{s.m,      s.n,   s.k,     a.data(), lda,     s.transA, packed.get(),
-                   c.data(), ldc,   s.alpha, s.beta,   s.bias ? bias.data() : nullptr,
-                   s.activation};
-    sgemmPacked(kern, call, scratch.get(), pool);
-  } else {
-    AlignedFloats packed = allocFloats(packedAFloats(kern, s.m, s.k));
-    packA(kern, a.data(), lda, s.transA, s.m, s.k, packed.get());
-    AlignedFloats scratch = allocFloats(sgemmTasks(threads) * sgemmPackedAScratchFloats(kern, s.n, s.k));
-    SgemmPackedACall call{s.m,      s.n,   s.k,     packed.get(), b.data(), ldb, s.transB,
-                          c.data(), ldc,   s.alpha, s.beta,       s.bias ? bias.data() : nullptr,
-                          s.activation};
-    sgemmPackedA(kern, call, scratch.get(), pool);
-  }
+  SgemmCall call{s.m,      s.n,   s.k,     a.data(), lda,     s.transA, packed.get(),
+                 c.data(), ldc,   s.alpha, s.beta,   s.bias ? bias.data() : nullptr,
+                 s.activation};
+  sgemmPacked(kern, call, scratch.get(), pool);
 
   int failures = 0;
   for (int64_t i = 0; i < s.m; ++i)
@@ -190,23 +175,6 @@ TEST(Sgemm, TransposesStridesAndEpilogues) {
           // alpha, and beta over C (K over one block: the later blocks add).
           check(*kern, {m, n, k + 250, transA, transB, 0, 1, 7, -0.5f, 1.5f, bias, act}, 2, rng);
         }
-}
-
-// The packed-A product: M across tiles and blocks (more than one M block of
-// 224 / 192 rows), N across the 8-panel chunks of B it packs per call, K
-// over one and two blocks, both transposes, alpha/beta, epilogues, threads.
-TEST(Sgemm, PackedAProduct) {
-  std::mt19937 rng(5);
-  for (const SgemmKernel *kern : kernelsHere())
-    for (int threads : {1, 2}) {
-      check(*kern, {96, 3136 / 4, 16, false, false, 0, 0, 0, 1, 0, false, NNCC_ACTIVATION_NONE}, threads, rng,
-            Packed::A);
-      check(*kern, {250, 300, 513, true, false, 3, 1, 2, 1, 0, true, NNCC_ACTIVATION_RELU}, threads, rng,
-            Packed::A);
-      check(*kern, {13, 70, 40, false, true, 0, 2, 5, -0.5f, 1.5f, true, NNCC_ACTIVATION_GELU}, threads, rng,
-            Packed::A);
-      check(*kern, {1, 2, 3, true, true, 1, 0, 0, 1, 0, false, NNCC_ACTIVATION_NONE}, threads, rng, Packed::A);
-    }
 }
 
 struct BatchShape {
