@@ -62,6 +62,23 @@ def FormConvKernelsPass : Pass<"nncc-form-conv-kernels", "mlir::ModuleOp"> {
   let dependentDialects = kernelDialects;
 }
 
+def DecomposeAttentionPass : Pass<"nncc-decompose-attention", "mlir::func::FuncOp"> {
+  let summary = "Short f32 attentions as MatMul / scale / mask / Softmax / MatMul again (CPU plan)";
+  let description = [{
+    The CPU plan's attention kernel works one query row at a time: every
+    score is a dot product with a horizontal sum and each key row is read
+    once per query, 17 GFLOP/s on the zoo encoders, where the score matrix
+    as a batched GEMM runs at the GEMM's rate. The fused kernel exists so
+    that the score matrix is never materialized; where it is no larger than
+    the head's query and output rows (Sk <= D + Dv), materializing it costs
+    no more memory than the attention's own operands, and the attention
+    goes back to nn.matmul(q, kT), nn.mul by the scale, nn.add of the mask,
+    nn.softmax and nn.matmul with v. Longer key sequences keep the fused
+    kernel. The GPU plan keeps every attention fused.
+  }];
+  let dependentDialects = ["nncc::nn::NNDialect"];
+}
+
 def SplitConvBiasPass : Pass<"nncc-split-conv-bias", "mlir::func::FuncOp"> {
   let summary = "The bias of f32 convolutions as an nn.add after them";
   let description = [{

@@ -20,6 +20,7 @@ void buildNNToExecPipeline(OpPassManager &pm, const LoweringOptions &options) {
   // Convolutions first: their epilogues would otherwise be split off and
   // fused into other kernels.
   if (options.cpuOnly) {
+    pm.addNestedPass<func::FuncOp>(createDecomposeAttentionPass());
     FormConvKernelsPassOptions conv;
     conv.plan = ConvPlan::Cpu;
     conv.fuseEpilogues = options.fuse;
