@@ -23,14 +23,17 @@ struct GemmParams {
   int32_t dtypeA = NNCC_DTYPE_F32, dtypeB = NNCC_DTYPE_F32, dtypeC = NNCC_DTYPE_F32;
   bool allowTf32 = false;
   int64_t activation = NNCC_ACTIVATION_NONE; // nncc_activation; checked by the verifier
-  bool hasBias = false;   // args[3]: N elements of dtypeC
+  bool hasBias = false;   // args[3]: biasCount() elements of dtypeC
+  bool biasPerRow = false; // one bias value per row of C (M), not per column (N)
   float alpha = 1, beta = 0;
+  float clipMin = 0, clipMax = 0; // NNCC_ACTIVATION_CLIP's bounds
 
   /// Anything beyond the plain f32 sgemm of ABI v1.
   bool plainF32() const {
     return dtypeA == NNCC_DTYPE_F32 && dtypeB == NNCC_DTYPE_F32 && dtypeC == NNCC_DTYPE_F32 &&
            !hasBias && activation == NNCC_ACTIVATION_NONE;
   }
+  int64_t biasCount() const { return biasPerRow ? m : n; }
   /// Rows and columns of A, B as stored (row-major, before the transpose).
   int64_t aRows() const { return transA ? k : m; }
   int64_t aCols() const { return transA ? m : k; }
@@ -66,9 +69,15 @@ inline GemmParams decodeGemm(const nncc_step &st) {
     g.allowTf32 = p[NNCC_GEMM_ALLOW_TF32] != 0;
   if (n > NNCC_GEMM_ACTIVATION)
     g.activation = p[NNCC_GEMM_ACTIVATION];
+  if (n > NNCC_GEMM_BIAS_PER_ROW)
+    g.biasPerRow = p[NNCC_GEMM_BIAS_PER_ROW] != 0;
   g.hasBias = st.num_args > 3;
   g.alpha = static_cast<float>(st.fparams[NNCC_GEMM_ALPHA]);
   g.beta = static_cast<float>(st.fparams[NNCC_GEMM_BETA]);
+  if (st.num_fparams >= NNCC_GEMM_NUM_CLIP_FPARAMS) {
+    g.clipMin = static_cast<float>(st.fparams[NNCC_GEMM_CLIP_MIN]);
+    g.clipMax = static_cast<float>(st.fparams[NNCC_GEMM_CLIP_MAX]);
+  }
   return g;
 }
 

@@ -233,7 +233,7 @@ Status verifyCollective(const nncc_module &m, const std::string &where, const nn
 
 /// A GEMM step: parameter counts, sizes, flags, dtypes, and every operand
 /// (bias included) inside its buffer region.
-Status verifyGemm(const std::string &where, const nncc_step &st) {
+Status verifyGemm(const std::string &where, const nncc_step &st, int32_t deviceKind) {
   if (st.num_args < 3 || st.num_args > 4 || st.num_iparams < NNCC_GEMM_REQUIRED_IPARAMS ||
       st.num_iparams > NNCC_GEMM_MAX_IPARAMS || st.num_fparams < NNCC_GEMM_NUM_FPARAMS)
     return invalid(where + format("a GEMM needs 3 or 4 args, %d to %d integer and %d float "
@@ -264,9 +264,21 @@ Status verifyGemm(const std::string &where, const nncc_step &st) {
                                   dtypeName(g.dtypeC)));
   if (st.num_iparams > NNCC_GEMM_ALLOW_TF32 && !isFlag(p[NNCC_GEMM_ALLOW_TF32]))
     return invalid(where + "GEMM allow_tf32 must be 0 or 1");
-  if (g.activation < NNCC_ACTIVATION_NONE || g.activation > NNCC_ACTIVATION_GELU)
-    return invalid(where + format("unknown GEMM activation %lld (0 none, 1 relu, 2 gelu)",
+  if (g.activation < NNCC_ACTIVATION_NONE || g.activation > NNCC_ACTIVATION_CLIP)
+    return invalid(where + format("unknown GEMM activation %lld (0 none, 1 relu, 2 gelu, 3 clip)",
                                   static_cast<long long>(g.activation)));
+  bool clip = g.activation == NNCC_ACTIVATION_CLIP;
+  if (st.num_fparams != (clip ? NNCC_GEMM_NUM_CLIP_FPARAMS : NNCC_GEMM_NUM_FPARAMS))
+    return invalid(where + format("a GEMM %s activation takes %d float parameters (has %d)",
+                                  clip ? "with a clip" : "without a clip",
+                                  clip ? NNCC_GEMM_NUM_CLIP_FPARAMS : NNCC_GEMM_NUM_FPARAMS,
+                                  st.num_fparams));
+  if (st.num_iparams > NNCC_GEMM_BIAS_PER_ROW && !isFlag(p[NNCC_GEMM_BIAS_PER_ROW]))
+    return invalid(where + "GEMM bias_per_row must be 0 or 1");
+  // cuBLASLt's epilogues add one bias per column and have no clamp.
+  if (deviceKind != NNCC_DEVICE_CPU && (clip || g.biasPerRow))
+    return invalid(where + format("a GEMM with %s runs only in a CPU plan",
+                                  clip ? "a clip activation" : "a bias per row"));
   // Row-major: op(A) is MxK, stored MxK (ld >= K) or KxM (ld >= M).
   auto ldOk = [](int64_t ld, int64_t cols) { return ld >= (cols > 1 ? cols : 1) && ld <= INT_MAX; };
   if (!ldOk(g.lda, g.aCols()) || !ldOk(g.ldb, g.bCols()) || !ldOk(g.ldc, g.n))
@@ -287,10 +299,10 @@ Status verifyGemm(const std::string &where, const nncc_step &st) {
                                     "ABC"[a], static_cast<long long>(st.args[a].bytes)));
   }
   if (g.hasBias &&
-      st.args[3].bytes < g.n * static_cast<int64_t>(dtypeSize(g.dtypeC)))
-    return invalid(where + format("GEMM bias (arg 3) has %lld bytes, needs N=%lld %s elements",
-                                  static_cast<long long>(st.args[3].bytes),
-                                  static_cast<long long>(g.n), dtypeName(g.dtypeC)));
+      st.args[3].bytes < g.biasCount() * static_cast<int64_t>(dtypeSize(g.dtypeC)))
+    return invalid(where + format("GEMM bias (arg 3) has %lld bytes, needs %s=%lld %s elements",
+                                  static_cast<long long>(st.args[3].bytes), g.biasPerRow ? "M" : "N",
+                                  static_cast<long long>(g.biasCount()), dtypeName(g.dtypeC)));
   return Status::ok();
 }
 
@@ -421,7 +433,7 @@ Status verifyEntries(const nncc_module &m, const nncc_plan &plan, std::vector<in
         kernelArgs[st.kernel] = st.num_args;
         break;
       case NNCC_STEP_GEMM:
-        NNCC_RETURN_IF_ERROR(verifyGemm(where, st));
+        NNCC_RETURN_IF_ERROR(verifyGemm(where, st, plan.device_kind));
         break;
       case NNCC_STEP_COPY:
         if (st.num_args != 2)

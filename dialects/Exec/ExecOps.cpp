@@ -71,11 +71,17 @@ LogicalResult GemmOp::verify() {
     return emitOpError("C must have the result type");
   if (Value bias = getBias()) {
     auto type = cast<RankedTensorType>(bias.getType());
-    if (type.getNumElements() != out.getShape().back() || type.getElementType() != out.getElementType())
-      return emitOpError("bias must hold N = ") << out.getShape().back() << " elements of the result type";
+    int64_t count = getBiasPerRow() ? out.getShape()[out.getRank() - 2] : out.getShape().back();
+    if (type.getNumElements() != count || type.getElementType() != out.getElementType())
+      return emitOpError("bias must hold ") << (getBiasPerRow() ? "M = " : "N = ") << count
+                                            << " elements of the result type";
+  } else if (getBiasPerRow()) {
+    return emitOpError("bias_per_row without a bias");
   }
-  if (getActivation() != "none" && getActivation() != "relu" && getActivation() != "gelu")
-    return emitOpError("activation must be none, relu or gelu, got '") << getActivation() << "'";
+  StringRef act = getActivation();
+  if (act != "none" && act != "relu" && act != "gelu" && act != "clip")
+    return emitOpError("activation must be none, relu, gelu or clip, got '") << act << "'";
+
   return success();
 }
 

@@ -67,16 +67,34 @@ def Exec_GemmOp : Exec_Op<"gemm", [Pure, AttrSizedOperandSegments]> {
     in f32, a low-precision result is rounded once); operands with fewer
     batch dims are broadcast. `c` (optional) is the
     accumulator the result starts from (it must have the result's type).
-    `bias` (optional) is a vector of N elements added to every row, and
-    `activation` ("none", "relu", "gelu" with erf) is applied last: the
-    epilogue the BLAS/cuBLASLt call computes (module ABI GEMM args[3] and
-    activation iparam), so bias and activation need no kernel of their own.
+    `bias` (optional) is a vector of N elements added to every row (with
+    `bias_per_row`, of M elements, one per row: a convolution's per-channel
+    bias when the weights are A, [channels, positions] = W col), and
+    `activation` ("none", "relu", "gelu" with erf, "clip":
+    min(max(v, `clip_min`), `clip_max`), ONNX Clip's formula, so crossed
+    bounds give `clip_max`) is applied last: the epilogue the
+    BLAS/cuBLASLt call computes (module ABI GEMM args[3] and activation
+    iparam), so bias and activation need no kernel of their own. A per-row
+    bias and "clip" exist in the CPU plan only (cuBLASLt has neither).
   }];
   let arguments = (ins AnyRankedTensor:$a, AnyRankedTensor:$b,
                        Optional<AnyRankedTensor>:$c, Optional<AnyRankedTensor>:$bias,
                        BoolAttr:$trans_a, BoolAttr:$trans_b, F64Attr:$alpha, F64Attr:$beta,
-                       StrAttr:$nodes, DefaultValuedAttr<StrAttr, "\"none\"">:$activation);
+                       StrAttr:$nodes, DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
+                       DefaultValuedAttr<BoolAttr, "false">:$bias_per_row,
+                       DefaultValuedAttr<F64Attr, "0.0">:$clip_min,
+                       DefaultValuedAttr<F64Attr, "0.0">:$clip_max);
   let results = (outs AnyRankedTensor:$output);
+  let builders = [
+    // A bias per column and no clip (the epilogue attributes' defaults).
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$a, "::mlir::Value":$b, "::mlir::Value":$c,
+                   "::mlir::Value":$bias, "bool":$trans_a,
+                   "bool":$trans_b, "llvm::APFloat":$alpha, "llvm::APFloat":$beta, "llvm::StringRef":$nodes,
+                   CArg<"llvm::StringRef", "\"none\"">:$activation), [{
+      build($_builder, $_state, output, a, b, c, bias, trans_a, trans_b, alpha, beta, nodes, activation,
+            false, llvm::APFloat(0.0), llvm::APFloat(0.0));
+    }]>
+  ];
   let assemblyFormat = [{
     $a `,` $b (`acc` $c^)? (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
   }];

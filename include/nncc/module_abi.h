@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define NNCC_MODULE_MAGIC 0x4E4E4343u /* "NNCC" */
-#define NNCC_MODULE_ABI_VERSION 8u
+#define NNCC_MODULE_ABI_VERSION 9u
 #define NNCC_MODULE_SYMBOL "nncc_module_get"
 
 /** Element types, numbered like ONNX's TensorProto.DataType. */
@@ -184,14 +184,23 @@ typedef enum nncc_gemm_iparam {
   NNCC_GEMM_DTYPE_C = 14,
   NNCC_GEMM_ALLOW_TF32 = 15, /* 0 or 1; 0 when absent */
   NNCC_GEMM_ACTIVATION = 16, /* nncc_activation; NONE when absent */
-  NNCC_GEMM_MAX_IPARAMS = 17
+  /* 0: the bias (args[3]) holds N values, one per column (a linear layer's);
+   * 1: M values, one per row (a convolution's per output channel when the
+   * weights are A, [M, positions] = W col); 0 when absent. */
+  NNCC_GEMM_BIAS_PER_ROW = 17,
+  NNCC_GEMM_MAX_IPARAMS = 18
 } nncc_gemm_iparam;
 
-/** The fparams of an NNCC_STEP_GEMM, by index (both required). */
+/** The fparams of an NNCC_STEP_GEMM, by index. ALPHA and BETA are
+ * required; CLIP_MIN and CLIP_MAX are present exactly when the activation is
+ * NNCC_ACTIVATION_CLIP. */
 typedef enum nncc_gemm_fparam {
   NNCC_GEMM_ALPHA = 0,
   NNCC_GEMM_BETA = 1,
-  NNCC_GEMM_NUM_FPARAMS = 2
+  NNCC_GEMM_NUM_FPARAMS = 2,
+  NNCC_GEMM_CLIP_MIN = 2,
+  NNCC_GEMM_CLIP_MAX = 3,
+  NNCC_GEMM_NUM_CLIP_FPARAMS = 4
 } nncc_gemm_fparam;
 
 /** The activation a GEMM step applies to its result (iparam
@@ -199,7 +208,11 @@ typedef enum nncc_gemm_fparam {
 typedef enum nncc_activation {
   NNCC_ACTIVATION_NONE = 0,
   NNCC_ACTIVATION_RELU = 1,
-  NNCC_ACTIVATION_GELU = 2 /* with erf */
+  NNCC_ACTIVATION_GELU = 2, /* with erf */
+  /* min(max(v, CLIP_MIN), CLIP_MAX) (fparams; crossed bounds give CLIP_MAX,
+   * as ONNX Clip): ReLU6. The CPU
+   * plan's convolution epilogues only: cuBLASLt has no clamp epilogue. */
+  NNCC_ACTIVATION_CLIP = 3
 } nncc_activation;
 
 typedef struct nncc_step {

@@ -403,10 +403,17 @@ llvm::Error EntryTranslator::gemmParams(exec::GemmOp gemm, PlanStep &step) {
   ip[NNCC_GEMM_ACTIVATION] = llvm::StringSwitch<nncc_activation>(gemm.getActivation())
                                  .Case("relu", NNCC_ACTIVATION_RELU)
                                  .Case("gelu", NNCC_ACTIVATION_GELU)
+                                 .Case("clip", NNCC_ACTIVATION_CLIP)
                                  .Default(NNCC_ACTIVATION_NONE);
-  step.fparams.assign(NNCC_GEMM_NUM_FPARAMS, 0);
+  ip[NNCC_GEMM_BIAS_PER_ROW] = gemm.getBiasPerRow();
+  bool clip = ip[NNCC_GEMM_ACTIVATION] == NNCC_ACTIVATION_CLIP;
+  step.fparams.assign(clip ? NNCC_GEMM_NUM_CLIP_FPARAMS : NNCC_GEMM_NUM_FPARAMS, 0);
   step.fparams[NNCC_GEMM_ALPHA] = gemm.getAlpha().convertToDouble();
   step.fparams[NNCC_GEMM_BETA] = gemm.getBeta().convertToDouble();
+  if (clip) {
+    step.fparams[NNCC_GEMM_CLIP_MIN] = gemm.getClipMin().convertToDouble();
+    step.fparams[NNCC_GEMM_CLIP_MAX] = gemm.getClipMax().convertToDouble();
+  }
   return llvm::Error::success();
 }
 

@@ -8,6 +8,7 @@
 #include "nncc/module_abi.h"
 #include "nncc/plan_hash.h"
 
+#include <cmath>
 #include <iterator>
 
 namespace nncc {
@@ -84,6 +85,7 @@ std::string activationName(int64_t activation) {
   case NNCC_ACTIVATION_NONE: return "NNCC_ACTIVATION_NONE";
   case NNCC_ACTIVATION_RELU: return "NNCC_ACTIVATION_RELU";
   case NNCC_ACTIVATION_GELU: return "NNCC_ACTIVATION_GELU";
+  case NNCC_ACTIVATION_CLIP: return "NNCC_ACTIVATION_CLIP";
   }
   return std::to_string(activation);
 }
@@ -94,10 +96,11 @@ constexpr const char *kGemmIparamNames[] = {
     "NNCC_GEMM_TRANS_A",  "NNCC_GEMM_TRANS_B",  "NNCC_GEMM_LDA",        "NNCC_GEMM_LDB",
     "NNCC_GEMM_LDC",      "NNCC_GEMM_STRIDE_A", "NNCC_GEMM_STRIDE_B",   "NNCC_GEMM_STRIDE_C",
     "NNCC_GEMM_DTYPE_A",  "NNCC_GEMM_DTYPE_B",  "NNCC_GEMM_DTYPE_C",    "NNCC_GEMM_ALLOW_TF32",
-    "NNCC_GEMM_ACTIVATION"};
+    "NNCC_GEMM_ACTIVATION", "NNCC_GEMM_BIAS_PER_ROW"};
 static_assert(std::size(kGemmIparamNames) == NNCC_GEMM_MAX_IPARAMS);
-constexpr const char *kGemmFparamNames[] = {"NNCC_GEMM_ALPHA", "NNCC_GEMM_BETA"};
-static_assert(std::size(kGemmFparamNames) == NNCC_GEMM_NUM_FPARAMS);
+constexpr const char *kGemmFparamNames[] = {"NNCC_GEMM_ALPHA", "NNCC_GEMM_BETA", "NNCC_GEMM_CLIP_MIN",
+                                            "NNCC_GEMM_CLIP_MAX"};
+static_assert(std::size(kGemmFparamNames) == NNCC_GEMM_NUM_CLIP_FPARAMS);
 
 /// The index names of a collective step's iparams (nncc_collective_iparam).
 constexpr const char *kCollectiveIparamNames[] = {"NNCC_COLLECTIVE_OP", "NNCC_COLLECTIVE_REDUCTION",
@@ -299,8 +302,12 @@ std::string emitPlanSource(const ModulePlan &plan, const std::string &weightsFil
     return "[" + std::string(kGemmIparamNames[i]) + "] = " + value;
   };
   auto fparam = [](const PlanStep &step, size_t i) {
-    std::string v = llvm::formatv("{0:e17}", step.fparams[i]).str();
-    if (step.kind != NNCC_STEP_GEMM || i >= NNCC_GEMM_NUM_FPARAMS)
+    // C has no literal for an infinity or a NaN (a Clip's open bound).
+    double x = step.fparams[i];
+    std::string v = std::isnan(x)   ? std::string("__builtin_nan(\"\")")
+                    : std::isinf(x) ? std::string(x < 0 ? "-__builtin_inf()" : "__builtin_inf()")
+                                    : llvm::formatv("{0:e17}", x).str();
+    if (step.kind != NNCC_STEP_GEMM || i >= NNCC_GEMM_NUM_CLIP_FPARAMS)
       return v;
     return "[" + std::string(kGemmFparamNames[i]) + "] = " + v;
   };

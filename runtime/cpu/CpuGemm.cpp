@@ -55,6 +55,7 @@ float activate(int64_t activation, float v) {
   case NNCC_ACTIVATION_GELU:
     return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
   case NNCC_ACTIVATION_NONE:
+  case NNCC_ACTIVATION_CLIP: // runEpilogueChunk's own loop
     break;
   }
   return v;
@@ -81,12 +82,20 @@ void runEpilogueChunk(void *context, int64_t chunk) {
   for (int64_t r = begin; r < end; ++r) {
     int64_t row = (r / g.m) * g.strideC + (r % g.m) * g.ldc;
     float *c = job.c + row;
-    if (job.bias)
+    if (job.bias && g.biasPerRow) {
+      float b = job.bias[r % g.m];
+      for (int64_t j = 0; j < g.n; ++j)
+        c[j] += b;
+    } else if (job.bias) {
       for (int64_t j = 0; j < g.n; ++j)
         c[j] += job.bias[j];
+    }
     if (g.activation == NNCC_ACTIVATION_RELU)
       for (int64_t j = 0; j < g.n; ++j)
         c[j] = c[j] > 0 ? c[j] : 0;
+    else if (g.activation == NNCC_ACTIVATION_CLIP)
+      for (int64_t j = 0; j < g.n; ++j)
+        c[j] = std::min(std::max(c[j], g.clipMin), g.clipMax);
     else if (g.activation != NNCC_ACTIVATION_NONE)
       for (int64_t j = 0; j < g.n; ++j)
         c[j] = activate(g.activation, c[j]);
@@ -120,6 +129,17 @@ bool transposedFits(const nncc_step &st, const GemmParams &g, const SgemmKernel 
          st.args[1].kind != NNCC_BUFFER_WEIGHT && sgemmTransposedIsCheaper(kern, g.m, g.n, g.k);
 }
 
+/// Whether a product whose A is the module weight runs on the own kernel
+/// as it is (sgemmPackedA), A packed once when the session is created and
+/// B packed per call (as the BLAS packs both per call). Same operand rules
+/// as transposedFits, for every such step the transposed form does not
+/// take; one-column products stay on the BLAS's sgemv.
+bool packedAFits(const nncc_step &st, const GemmParams &g) {
+  return g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32 && g.dtypeC == NNCC_DTYPE_F32 &&
+         g.batch > 0 && g.m > 0 && g.n > 1 && g.k > 0 && (g.strideA == 0 || g.batch == 1) &&
+         st.args[0].kind == NNCC_BUFFER_WEIGHT && st.args[1].kind != NNCC_BUFFER_WEIGHT;
+}
+
 int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
   int64_t n = 0;
   matrixSpan(g.batch, rows, cols, ld, stride, &n); // verified at load: no overflow
@@ -144,7 +164,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
         // One packed copy per batch, or one for all when B broadcasts.
         const float *src = static_cast<const float *>(args[e].of(s)[1]);
         int64_t copies = g.strideB == 0 ? 1 : g.batch;
-        PackedB packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.n)};
+        PackedWeight packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.n)};
         packed.data = allocFloats(packed.perBatch * copies);
         for (int64_t i = 0; i < copies; ++i)
           packB(*kernel_, src + i * g.strideB, g.ldb, g.transB, g.k, g.n,
@@ -152,17 +172,24 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
         bytes += static_cast<int64_t>(packed.perBatch * copies * sizeof(float));
         packed_.emplace(&st, std::move(packed));
         aPacked = std::max(aPacked, sgemmScratchFloats(*kernel_, g.m, g.k));
-      }
-      else if (kernel_ && transposedFits(st, g, *kernel_)) {
+      } else if (kernel_ && transposedFits(st, g, *kernel_)) {
         const float *src = static_cast<const float *>(args[e].of(s)[0]);
         // op(A)^T as the kernel's B: (p, j) = op(A)(j, p).
-        PackedB packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.m)};
+        PackedWeight packed{AlignedFloats(), packedBFloats(*kernel_, g.k, g.m)};
         packed.data = allocFloats(packed.perBatch);
         packB(*kernel_, src, g.lda, !g.transA, g.k, g.m, packed.data.get());
         bytes += static_cast<int64_t>(packed.perBatch * sizeof(float));
         transposedA_.emplace(&st, std::move(packed));
         aPacked = std::max(aPacked, sgemmTransposedScratchFloats(*kernel_, g.batch, g.n, g.k));
         product = std::max(product, sgemmTransposedProductFloats(g.batch, g.m, g.n));
+      } else if (kernel_ && packedAFits(st, g)) {
+        const float *src = static_cast<const float *>(args[e].of(s)[0]);
+        PackedWeight packed{AlignedFloats(), packedAFloats(*kernel_, g.m, g.k)};
+        packed.data = allocFloats(packed.perBatch);
+        packA(*kernel_, src, g.lda, g.transA, g.m, g.k, packed.data.get());
+        bytes += static_cast<int64_t>(packed.perBatch * sizeof(float));
+        packedA_.emplace(&st, std::move(packed));
+        aPacked = std::max(aPacked, sgemmPackedAScratchFloats(*kernel_, g.n, g.k));
       }
       if (g.dtypeA != NNCC_DTYPE_F32)
         a = std::max<size_t>(a, span(g, g.aRows(), g.aCols(), g.lda, g.strideA));
@@ -171,7 +198,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
       if (g.dtypeC != NNCC_DTYPE_F32) {
         c = std::max<size_t>(c, span(g, g.m, g.n, g.ldc, g.strideC));
         if (g.hasBias)
-          bias = std::max<size_t>(bias, g.n);
+          bias = std::max<size_t>(bias, g.biasCount());
       }
     }
   }
@@ -191,7 +218,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
   return bytes + static_cast<int64_t>((a + b + c + bias) * sizeof(float));
 }
 
-void CpuGemm::runOwn(const GemmParams &g, const PackedB &b, void *const *args, ThreadPool &pool) {
+void CpuGemm::runOwn(const GemmParams &g, const PackedWeight &b, void *const *args, ThreadPool &pool) {
   const auto *a = static_cast<const float *>(args[0]);
   auto *c = static_cast<float *>(args[2]);
   const float *bias = g.hasBias ? static_cast<const float *>(args[3]) : nullptr;
@@ -199,11 +226,31 @@ void CpuGemm::runOwn(const GemmParams &g, const PackedB &b, void *const *args, T
     SgemmCall call{g.m,     g.n,     g.k,     a + i * g.strideA,
                    g.lda,   g.transA, b.data.get() + (g.strideB == 0 ? 0 : i * b.perBatch),
                    c + i * g.strideC, g.ldc, g.alpha, g.beta, bias, static_cast<int>(g.activation)};
+    call.biasPerRow = g.biasPerRow;
+    call.clipMin = g.clipMin;
+    call.clipMax = g.clipMax;
     sgemmPacked(*kernel_, call, scratch_.get(), pool);
   }
 }
 
-void CpuGemm::runTransposed(const GemmParams &g, const PackedB &at, void *const *args,
+void CpuGemm::runPackedA(const GemmParams &g, const PackedWeight &a, void *const *args,
+                         ThreadPool &pool) {
+  const auto *b = static_cast<const float *>(args[1]);
+  auto *c = static_cast<float *>(args[2]);
+  const float *bias = g.hasBias ? static_cast<const float *>(args[3]) : nullptr;
+  for (int64_t i = 0; i < g.batch; ++i) {
+    SgemmPackedACall call{g.m,      g.n,      g.k,     a.data.get(),
+                          b + i * g.strideB,  g.ldb,   g.transB,
+                          c + i * g.strideC,  g.ldc,   g.alpha,
+                          g.beta,   bias,     static_cast<int>(g.activation)};
+    call.biasPerRow = g.biasPerRow;
+    call.clipMin = g.clipMin;
+    call.clipMax = g.clipMax;
+    sgemmPackedA(*kernel_, call, scratch_.get(), pool);
+  }
+}
+
+void CpuGemm::runTransposed(const GemmParams &g, const PackedWeight &at, void *const *args,
                             ThreadPool &pool) {
   SgemmTransposedCall call{g.batch,
                            g.m,
@@ -218,6 +265,13 @@ void CpuGemm::runTransposed(const GemmParams &g, const PackedB &at, void *const 
                            g.ldc,
                            g.strideC,
                            g.alpha};
+  if (g.activation != NNCC_ACTIVATION_GELU) { // else runEpilogue after it
+    call.bias = g.hasBias ? static_cast<const float *>(args[3]) : nullptr;
+    call.biasPerRow = g.biasPerRow;
+    call.activation = static_cast<int>(g.activation);
+    call.clipMin = g.clipMin;
+    call.clipMax = g.clipMax;
+  }
   sgemmTransposed(*kernel_, call, product_.get(), scratch_.get(), pool);
 }
 
@@ -229,13 +283,20 @@ Status CpuGemm::run(const nncc_step &step, void *const *args, ThreadPool &pool) 
       return Status::ok();
     }
   }
+  if (!packedA_.empty()) {
+    auto own = packedA_.find(&step);
+    if (own != packedA_.end()) {
+      runPackedA(decodeGemm(step), own->second, args, pool);
+      return Status::ok();
+    }
+  }
   if (!transposedA_.empty()) {
     auto own = transposedA_.find(&step);
     if (own != transposedA_.end()) {
       GemmParams g = decodeGemm(step);
       runTransposed(g, own->second, args, pool);
-      // Bias and activation in one pass over C, as after the BLAS.
-      if (g.hasBias || g.activation != NNCC_ACTIVATION_NONE)
+      // The transpose applies bias, ReLU and Clip; GELU gets its own pass.
+      if (g.activation == NNCC_ACTIVATION_GELU)
         runEpilogue(g, static_cast<float *>(args[2]), static_cast<const float *>(args[3]), nullptr,
                     pool);
       return Status::ok();
@@ -272,7 +333,7 @@ Status CpuGemm::run(const nncc_step &step, void *const *args, ThreadPool &pool) 
   const float *bias = nullptr;
   if (g.hasBias)
     bias = g.dtypeC == NNCC_DTYPE_F32 ? static_cast<const float *>(args[3])
-                                      : widen(g.dtypeC, args[3], g.n, bias_);
+                                      : widen(g.dtypeC, args[3], g.biasCount(), bias_);
   runEpilogue(g, c, bias, narrowC ? static_cast<uint16_t *>(args[2]) : nullptr, pool);
   return Status::ok();
 }

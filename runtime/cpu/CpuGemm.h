@@ -7,10 +7,12 @@
 // rounds C to its dtype (nearest even), as NNCC_STEP_GEMM specifies.
 // allow_tf32 means nothing on a CPU and is ignored.
 //
-// f32 GEMMs whose B is a module weight run on the runtime's own kernels
-// instead (Sgemm.h) when the CPU has AVX2+FMA or AVX-512: B is packed once
-// when the session is created, and the bias and activation are applied in
-// registers before C is stored (docs/performance.md, "CPU GEMM").
+// f32 GEMMs whose B or A is a module weight run on the runtime's own kernels
+// instead (Sgemm.h) when the CPU has AVX2+FMA or AVX-512: the weight is
+// packed once when the session is created, and the bias and activation are
+// applied in registers before C is stored (docs/performance.md, "CPU GEMM").
+// A weight A's product runs as it is (B packed per call) or, over small
+// images, transposed (sgemmTransposedIsCheaper).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NNCC_RUNTIME_CPU_CPUGEMM_H
@@ -43,15 +45,18 @@ public:
   Status run(const nncc_step &step, void *const *args, ThreadPool &pool);
 
 private:
-  /// A step's B, packed once: one copy per batch (one when B broadcasts).
-  struct PackedB {
+  /// A step's weight operand, packed once: one copy per batch (one when it
+  /// broadcasts).
+  struct PackedWeight {
     AlignedFloats data;
     size_t perBatch;
   };
-  void runOwn(const GemmParams &g, const PackedB &b, void *const *args, ThreadPool &pool);
+  void runOwn(const GemmParams &g, const PackedWeight &b, void *const *args, ThreadPool &pool);
+  /// A weight A's product as it is (sgemmPackedA): `a` is op(A) packed.
+  void runPackedA(const GemmParams &g, const PackedWeight &a, void *const *args, ThreadPool &pool);
   /// A weight A's product transposed (sgemmTransposed): `at` is op(A)^T
   /// packed as the kernel's B.
-  void runTransposed(const GemmParams &g, const PackedB &at, void *const *args, ThreadPool &pool);
+  void runTransposed(const GemmParams &g, const PackedWeight &at, void *const *args, ThreadPool &pool);
   /// Bias (f32, or null), activation and, with out16, the rounding of the
   /// f32 product `c` into C's f16/bf16 (else in place).
   void runEpilogue(const GemmParams &g, float *c, const float *bias, uint16_t *out16,
@@ -59,9 +64,11 @@ private:
 
   std::vector<float> a_, b_, c_, bias_;
   const SgemmKernel *kernel_ = nullptr;
-  std::unordered_map<const nncc_step *, PackedB> packed_;
+  std::unordered_map<const nncc_step *, PackedWeight> packed_;
+  /// Steps whose weight A runs as it is, with op(A) packed.
+  std::unordered_map<const nncc_step *, PackedWeight> packedA_;
   /// Steps whose weight A runs transposed, with op(A)^T packed.
-  std::unordered_map<const nncc_step *, PackedB> transposedA_;
+  std::unordered_map<const nncc_step *, PackedWeight> transposedA_;
   AlignedFloats scratch_; // packed A, sgemmTasks(threads) pieces
   AlignedFloats product_; // the stacked C^T of the transposed steps
 };

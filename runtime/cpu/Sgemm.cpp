@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace nncc::rt {
@@ -47,8 +48,12 @@ void packB(const SgemmKernel &kern, const float *b, int64_t ldb, bool transB, in
       float *out = dst + pc * padded + j0 * kc;
       int64_t cols = std::min(nr, n - j0);
       for (int64_t p = 0; p < kc; ++p, out += nr) {
-        for (int64_t j = 0; j < cols; ++j)
-          out[j] = transB ? b[(j0 + j) * ldb + pc + p] : b[(pc + p) * ldb + j0 + j];
+        if (transB) {
+          for (int64_t j = 0; j < cols; ++j)
+            out[j] = b[(j0 + j) * ldb + pc + p];
+        } else { // a contiguous run of a row: B is packed per call by sgemmPackedA
+          std::memcpy(out, b + (pc + p) * ldb + j0, static_cast<size_t>(cols) * sizeof(float));
+        }
         for (int64_t j = cols; j < nr; ++j)
           out[j] = 0;
       }
@@ -68,8 +73,8 @@ const float *rowOfA(const SgemmCall &g, int64_t i) {
 
 /// Packs rows [i0, i0 + mc) x K columns [pc, pc + kc) of op(A) into panels
 /// of mr rows, each kc x mr (k-major), rows past mc zero.
-void packA(const SgemmCall &g, int mr, int64_t i0, int64_t mc, int64_t pc, int64_t kc,
-           float *dst) {
+void packARows(const SgemmCall &g, int mr, int64_t i0, int64_t mc, int64_t pc, int64_t kc,
+               float *dst) {
   const int64_t colStep = g.transA ? g.lda : 1;
   for (int64_t ip = 0; ip < mc; ip += mr, dst += kc * mr) {
     int64_t rows = std::min<int64_t>(mr, mc - ip);
@@ -124,7 +129,11 @@ void runTask(void *context, int64_t task) {
   t.alpha = g.alpha;
   t.beta = g.beta;
   t.activation = g.activation;
+  t.clipMin = g.clipMin;
+  t.clipMax = g.clipMax;
   t.ldc = g.ldc;
+  const float *columnBias = g.biasPerRow ? nullptr : g.bias;
+  const float *rowBias = g.biasPerRow ? g.bias : nullptr;
   for (int64_t pc = 0; pc < g.k; pc += kSgemmKc) {
     int64_t kc = std::min(kSgemmKc, g.k - pc);
     t.kc = kc;
@@ -132,14 +141,15 @@ void runTask(void *context, int64_t task) {
     t.last = pc + kc == g.k;
     for (int64_t mb = mb0; mb < mb1; ++mb) {
       int64_t i0 = mb * mc, rows = std::min(mc, g.m - i0);
-      packA(g, kern.mr, i0, rows, pc, kc, aPacked);
+      packARows(g, kern.mr, i0, rows, pc, kc, aPacked);
       for (int64_t jp = jp0; jp < jp1; ++jp) {
         int64_t j0 = jp * nr;
         t.b = g.packedB + pc * padded + j0 * kc;
         t.cols = static_cast<int>(std::min(nr, g.n - j0));
-        t.bias = g.bias ? g.bias + j0 : nullptr;
+        t.bias = columnBias ? columnBias + j0 : nullptr;
         for (int64_t ip = 0; ip < rows; ip += mr) {
           t.rows = static_cast<int>(std::min(mr, rows - ip));
+          t.rowBias = rowBias ? rowBias + i0 + ip : nullptr;
           t.a = aPacked + ip * kc;
           t.c = g.c + (i0 + ip) * g.ldc + j0;
           kern.tile[t.rows](t);
@@ -175,6 +185,108 @@ void sgemmPacked(const SgemmKernel &kern, const SgemmCall &call, float *scratch,
     pool.parallelFor(job.tasks, runTask, &job);
 }
 
+size_t packedAFloats(const SgemmKernel &kern, int64_t m, int64_t k) {
+  return static_cast<size_t>(k * ((m + kern.mr - 1) / kern.mr * kern.mr));
+}
+
+void packA(const SgemmKernel &kern, const float *a, int64_t lda, bool transA, int64_t m, int64_t k,
+           float *dst) {
+  const int64_t padded = (m + kern.mr - 1) / kern.mr * kern.mr;
+  SgemmCall g{};
+  g.m = m;
+  g.k = k;
+  g.a = a;
+  g.lda = lda;
+  g.transA = transA;
+  for (int64_t pc = 0; pc < k; pc += kSgemmKc) {
+    int64_t kc = std::min(kSgemmKc, k - pc);
+    // Block (pc, i0) starts after pc full columns and i0 rows of this one.
+    for (int64_t i0 = 0; i0 < m; i0 += kern.mc)
+      packARows(g, kern.mr, i0, std::min(kern.mc, m - i0), pc, kc, dst + pc * padded + i0 * kc);
+  }
+}
+
+namespace {
+
+/// Columns of B one task packs at a time: 8 panels of kSgemmKc rows (256
+/// KiB with AVX-512's 32 columns), which the M blocks then reuse from L2.
+constexpr int64_t kPackedAPanelsPerChunk = 8;
+
+struct PackedAJob {
+  const SgemmKernel *kern;
+  const SgemmPackedACall *g;
+  float *scratch;
+  int64_t tasks;
+};
+
+/// One task: N panels [jp0, jp1), all of M and K. Per K block and chunk of
+/// panels, the chunk of B is packed once and serves every M block.
+void runPackedATask(void *context, int64_t task) {
+  const PackedAJob &job = *static_cast<const PackedAJob *>(context);
+  const SgemmKernel &kern = *job.kern;
+  const SgemmPackedACall &g = *job.g;
+  const int64_t mr = kern.mr, nr = kern.nr, mc = kern.mc;
+  const int64_t nPanels = (g.n + nr - 1) / nr, padded = (g.m + mr - 1) / mr * mr;
+  const int64_t jp0 = nPanels * task / job.tasks, jp1 = nPanels * (task + 1) / job.tasks;
+  float *bPacked = job.scratch + task * static_cast<int64_t>(sgemmPackedAScratchFloats(kern, g.n, g.k));
+  SgemmTile t{};
+  t.alpha = g.alpha;
+  t.beta = g.beta;
+  t.activation = g.activation;
+  t.clipMin = g.clipMin;
+  t.clipMax = g.clipMax;
+  t.ldc = g.ldc;
+  const float *columnBias = g.biasPerRow ? nullptr : g.bias;
+  const float *rowBias = g.biasPerRow ? g.bias : nullptr;
+  for (int64_t pc = 0; pc < g.k; pc += kSgemmKc) {
+    int64_t kc = std::min(kSgemmKc, g.k - pc);
+    t.kc = kc;
+    t.first = pc == 0;
+    t.last = pc + kc == g.k;
+    for (int64_t chunk = jp0; chunk < jp1; chunk += kPackedAPanelsPerChunk) {
+      int64_t chunkEnd = std::min(jp1, chunk + kPackedAPanelsPerChunk);
+      int64_t j0 = chunk * nr, cols = std::min(g.n, chunkEnd * nr) - j0;
+      // The chunk's panels, each kc x nr (packB's layout for one K block).
+      const float *b = g.transB ? g.b + j0 * g.ldb + pc : g.b + pc * g.ldb + j0;
+      packB(kern, b, g.ldb, g.transB, kc, cols, bPacked);
+      for (int64_t i0 = 0; i0 < g.m; i0 += mc) {
+        int64_t rows = std::min(mc, g.m - i0);
+        const float *aBlock = g.packedA + pc * padded + i0 * kc;
+        for (int64_t jp = chunk; jp < chunkEnd; ++jp) {
+          int64_t j = jp * nr;
+          t.b = bPacked + (jp - chunk) * nr * kc;
+          t.cols = static_cast<int>(std::min(nr, g.n - j));
+          t.bias = columnBias ? columnBias + j : nullptr;
+          for (int64_t ip = 0; ip < rows; ip += mr) {
+            t.rows = static_cast<int>(std::min(mr, rows - ip));
+            t.rowBias = rowBias ? rowBias + i0 + ip : nullptr;
+            t.a = aBlock + ip * kc;
+            t.c = g.c + (i0 + ip) * g.ldc + j;
+            kern.tile[t.rows](t);
+          }
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+size_t sgemmPackedAScratchFloats(const SgemmKernel &kern, int64_t n, int64_t k) {
+  int64_t cols = std::min(kPackedAPanelsPerChunk * kern.nr, (n + kern.nr - 1) / kern.nr * kern.nr);
+  return static_cast<size_t>(cols * std::min(kSgemmKc, k));
+}
+
+void sgemmPackedA(const SgemmKernel &kern, const SgemmPackedACall &call, float *scratch,
+                  ThreadPool &pool) {
+  const int64_t nPanels = (call.n + kern.nr - 1) / kern.nr;
+  PackedAJob job{&kern, &call, scratch, std::min<int64_t>(std::max(pool.threads(), 1), nPanels)};
+  if (job.tasks <= 1)
+    runPackedATask(&job, 0);
+  else
+    pool.parallelFor(job.tasks, runPackedATask, &job);
+}
+
 namespace {
 
 /// Rows of C each transpose task writes (per item of the batch).
@@ -196,11 +308,26 @@ void runTransposeTask(void *context, int64_t task) {
   const int64_t r1 = std::min(g.m, r0 + kTransposeRows);
   const float *p = job.product + i * g.n * g.m;
   float *c = g.c + i * g.strideC;
+  const bool epilogue = g.bias || g.activation != NNCC_ACTIVATION_NONE;
   for (int64_t j0 = 0; j0 < g.n; j0 += 16) {
     int64_t j1 = std::min(g.n, j0 + 16);
-    for (int64_t r = r0; r < r1; ++r)
-      for (int64_t j = j0; j < j1; ++j)
-        c[r * g.ldc + j] = p[j * g.m + r];
+    for (int64_t r = r0; r < r1; ++r) {
+      if (!epilogue) {
+        for (int64_t j = j0; j < j1; ++j)
+          c[r * g.ldc + j] = p[j * g.m + r];
+        continue;
+      }
+      for (int64_t j = j0; j < j1; ++j) {
+        float v = p[j * g.m + r];
+        if (g.bias)
+          v += g.bias[g.biasPerRow ? r : j];
+        if (g.activation == NNCC_ACTIVATION_RELU)
+          v = v > 0 ? v : 0;
+        else if (g.activation == NNCC_ACTIVATION_CLIP)
+          v = std::min(std::max(v, g.clipMin), g.clipMax);
+        c[r * g.ldc + j] = v;
+      }
+    }
   }
 }
 

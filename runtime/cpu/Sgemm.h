@@ -8,8 +8,8 @@
 // chosen from CPUID when a session is created (NNCC_CPU_HIDE_FEATURES
 // honoured), never from how the runtime was built: the kernels are compiled
 // with per-function target attributes, and nothing else in the runtime uses
-// those instructions. The bias and relu/gelu epilogue and alpha/beta are
-// applied to the accumulators before the store.
+// those instructions. The bias (per column or per row), the relu/clip/gelu
+// epilogue and alpha/beta are applied to the accumulators before the store.
 //
 // Blocking (BLIS's loop order): K in blocks of kSgemmKc; per K block, A in
 // blocks of mc rows packed into scratch (mc x kSgemmKc: 224 x 256 floats for
@@ -46,10 +46,12 @@ struct SgemmTile {
   /// The first K block: C = alpha*AB + beta*C (C not read when beta is 0);
   /// later blocks: C += alpha*AB.
   bool first;
-  /// The last K block: then bias (cols values, or null) and the activation.
+  /// The last K block: then the biases and the activation.
   bool last;
-  const float *bias;
-  int activation; // nncc_activation
+  const float *bias;    // cols values, or null
+  const float *rowBias; // rows values (one per row of the tile), or null
+  int activation;       // nncc_activation
+  float clipMin, clipMax; // NNCC_ACTIVATION_CLIP's bounds
 };
 
 /// A micro-kernel family: tile sizes and one function per row count.
@@ -98,13 +100,15 @@ struct SgemmCall {
   float *c;
   int64_t ldc;
   float alpha, beta;
-  const float *bias; // n values, or null
+  const float *bias; // n values (m when biasPerRow), or null
   int activation;
   /// When non-zero, op(A) stacks the same-shaped op(A_i) of a batch: row r
   /// is row r % aBatchRows of A_i, i = r / aBatchRows, which starts
   /// aBatchStride elements after A_0. One call then covers a batch whose
   /// items are too short to fill the row tiles on their own.
   int64_t aBatchRows = 0, aBatchStride = 0;
+  bool biasPerRow = false; // not with aBatchRows: the bias follows the call's rows
+  float clipMin = 0, clipMax = 0; // NNCC_ACTIVATION_CLIP's bounds
 };
 
 /// Floats of packed A one task needs for an m x k A (one M block by one K
@@ -115,6 +119,43 @@ int sgemmTasks(int threads);
 /// Runs `call` on the pool; scratch holds sgemmTasks(pool.threads()) *
 /// sgemmScratchFloats(kern, call.m, call.k) floats.
 void sgemmPacked(const SgemmKernel &kern, const SgemmCall &call, float *scratch, ThreadPool &pool);
+
+/// Floats of A (m x k) packed once (packA): for each K block, M blocks of
+/// mr-row panels, m rounded up to mr.
+size_t packedAFloats(const SgemmKernel &kern, int64_t m, int64_t k);
+
+/// Packs op(A) (m x k; a is k x lda when transA, m x lda otherwise) into
+/// dst: for each K block of kSgemmKc columns, the M blocks of kern.mc rows,
+/// each in panels of mr rows (kc x mr, k-major), zero past row m.
+void packA(const SgemmKernel &kern, const float *a, int64_t lda, bool transA, int64_t m, int64_t k,
+           float *dst);
+
+/// One GEMM over a packed A (a constant weight, packed once), B packed per
+/// call into scratch: C (m x n, ldc) = act(alpha * A * op(B) + beta * C +
+/// bias). The weights-as-A form of a convolution, [channels, positions] =
+/// W col, whose per-channel bias (biasPerRow), residual (beta 1 on C) and
+/// ReLU/Clip are applied to the accumulators: no pass over C after it.
+struct SgemmPackedACall {
+  int64_t m, n, k;
+  const float *packedA;
+  const float *b; // k x n (n x k when transB), leading dimension ldb
+  int64_t ldb;
+  bool transB;
+  float *c;
+  int64_t ldc;
+  float alpha, beta;
+  const float *bias; // n values (m when biasPerRow), or null
+  int activation;
+  bool biasPerRow = false;
+  float clipMin = 0, clipMax = 0; // NNCC_ACTIVATION_CLIP's bounds
+};
+
+/// Floats of packed B one task of sgemmPackedA needs; it uses
+/// sgemmTasks(threads) of them.
+size_t sgemmPackedAScratchFloats(const SgemmKernel &kern, int64_t n, int64_t k);
+
+void sgemmPackedA(const SgemmKernel &kern, const SgemmPackedACall &call, float *scratch,
+                  ThreadPool &pool);
 
 /// C_i = alpha * op(A) op(B_i) for the items of a batch when A (m x k, one
 /// for all items) is the constant: computed as the transposed product
@@ -133,6 +174,12 @@ struct SgemmTransposedCall {
   float *c; // m x n (ldc), item i at c + i * strideC
   int64_t ldc, strideC;
   float alpha;
+  /// Applied as the product is transposed into C: a bias of n values, or of
+  /// m with biasPerRow (or null), then NONE, RELU or CLIP (not GELU).
+  const float *bias = nullptr;
+  bool biasPerRow = false;
+  int activation = 0;
+  float clipMin = 0, clipMax = 0;
 };
 
 /// Floats of `product` and of the packing scratch (sgemmTasks(threads)

@@ -61,7 +61,8 @@ NNCC_AVX2 __m256 gelu(__m256 v) {
   return _mm256_mul_ps(_mm256_mul_ps(v, _mm256_set1_ps(0.5f)), s);
 }
 
-NNCC_AVX2 void finish(const SgemmTile &t, __m256 acc, float *c, const float *bias, __m256i mask) {
+NNCC_AVX2 void finish(const SgemmTile &t, __m256 acc, float *c, const float *bias,
+                      const float *rowBias, __m256i mask) {
   __m256 v = _mm256_mul_ps(acc, _mm256_set1_ps(t.alpha));
   if (!t.first)
     v = _mm256_add_ps(v, _mm256_maskload_ps(c, mask));
@@ -70,8 +71,12 @@ NNCC_AVX2 void finish(const SgemmTile &t, __m256 acc, float *c, const float *bia
   if (t.last) {
     if (bias)
       v = _mm256_add_ps(v, _mm256_maskload_ps(bias, mask));
+    if (rowBias)
+      v = _mm256_add_ps(v, _mm256_set1_ps(*rowBias));
     if (t.activation == NNCC_ACTIVATION_RELU)
       v = _mm256_max_ps(v, _mm256_setzero_ps());
+    else if (t.activation == NNCC_ACTIVATION_CLIP) // the bounds first: a NaN passes through
+      v = _mm256_min_ps(_mm256_set1_ps(t.clipMax), _mm256_max_ps(_mm256_set1_ps(t.clipMin), v));
     else if (t.activation == NNCC_ACTIVATION_GELU)
       v = gelu(v);
   }
@@ -121,9 +126,10 @@ template <int R> NNCC_AVX2_FN void tile(const SgemmTile &t) {
 #pragma GCC unroll 6
   for (int i = 0; i < R; ++i) {
     float *c = t.c + i * t.ldc;
-    finish(t, acc[0][i][0], c, t.bias, m0);
+    const float *rowBias = t.rowBias ? t.rowBias + i : nullptr;
+    finish(t, acc[0][i][0], c, t.bias, rowBias, m0);
     if (c1 > 0)
-      finish(t, acc[0][i][1], c + 8, bias1, m1);
+      finish(t, acc[0][i][1], c + 8, bias1, rowBias, m1);
   }
 }
 

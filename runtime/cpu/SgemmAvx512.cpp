@@ -66,10 +66,10 @@ NNCC_AVX512 __m512 gelu(__m512 v) {
   return _mm512_mul_ps(_mm512_mul_ps(v, _mm512_set1_ps(0.5f)), s);
 }
 
-/// alpha/beta, bias and activation on one accumulator of 16 columns, then
+/// alpha/beta, bias (per column, or the row's) and activation on one accumulator of 16 columns, then
 /// the store of its first `cols` (masked).
 NNCC_AVX512 void finish(const SgemmTile &t, __m512 acc, float *c, const float *bias,
-                        __mmask16 mask) {
+                        const float *rowBias, __mmask16 mask) {
   __m512 v = _mm512_mul_ps(acc, _mm512_set1_ps(t.alpha));
   if (!t.first)
     v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, c));
@@ -78,8 +78,12 @@ NNCC_AVX512 void finish(const SgemmTile &t, __m512 acc, float *c, const float *b
   if (t.last) {
     if (bias)
       v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, bias));
+    if (rowBias)
+      v = _mm512_add_ps(v, _mm512_set1_ps(*rowBias));
     if (t.activation == NNCC_ACTIVATION_RELU)
       v = _mm512_max_ps(v, _mm512_setzero_ps());
+    else if (t.activation == NNCC_ACTIVATION_CLIP) // the bounds first: a NaN passes through
+      v = _mm512_min_ps(_mm512_set1_ps(t.clipMax), _mm512_max_ps(_mm512_set1_ps(t.clipMin), v));
     else if (t.activation == NNCC_ACTIVATION_GELU)
       v = gelu(v);
   }
@@ -135,9 +139,10 @@ template <int R> NNCC_AVX512_FN void tile(const SgemmTile &t) {
 #pragma GCC unroll 14
   for (int i = 0; i < R; ++i) {
     float *c = t.c + i * t.ldc;
-    finish(t, acc[0][i][0], c, t.bias, m0);
+    const float *rowBias = t.rowBias ? t.rowBias + i : nullptr;
+    finish(t, acc[0][i][0], c, t.bias, rowBias, m0);
     if (m1)
-      finish(t, acc[0][i][1], c + 16, bias1, m1);
+      finish(t, acc[0][i][1], c + 16, bias1, rowBias, m1);
   }
 }
 

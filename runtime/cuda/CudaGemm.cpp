@@ -25,6 +25,7 @@ cublasLtEpilogue_t epilogue(const GemmParams &g) {
   case NNCC_ACTIVATION_GELU:
     return g.hasBias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   case NNCC_ACTIVATION_NONE:
+  case NNCC_ACTIVATION_CLIP: // refused by create()
     break;
   }
   return g.hasBias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
@@ -49,6 +50,9 @@ Status CudaGemm::create(const CublasLt &lt, cublasLtHandle_t handle, const nncc_
                         "C that type or f32 for f16/bf16 operands)",
                         where.c_str(), dtypeName(g.dtypeA), dtypeName(g.dtypeB),
                         dtypeName(g.dtypeC)));
+  if (g.biasPerRow || g.activation == NNCC_ACTIVATION_CLIP) // the verifier refuses these too
+    return error(NNCC_ERROR_UNSUPPORTED,
+                 format("%s: cuBLASLt has no per-row bias or clip epilogue", where.c_str()));
   bool f32Inputs = g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32;
   cublasComputeType_t compute =
       f32Inputs && g.allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;

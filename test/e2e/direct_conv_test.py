@@ -87,6 +87,19 @@ CASES = [
     # RUNTIME_TRANSPOSED).
     ("pointwise_batch_runtime_transposed", False, 4, 128, 64, 7, 7, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1], "relu"),
     ("pointwise_batch_16_positions", False, 3, 96, 320, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
+    # Epilogues on the GEMM step (see GEMM_EPILOGUE): MobileNet's expand and project convolutions.
+    ("pointwise_residual_clip6_on_gemm", False, 2, 32, 48, 28, 28, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1],
+     "residual+clip6"),
+    ("pointwise_residual_lhs_relu_on_gemm", False, 1, 24, 16, 40, 40, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1],
+     "residual_lhs+relu"),
+    ("pointwise_clip_minus_inf_on_gemm", False, 2, 8, 20, 30, 30, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1],
+     "clip_minus_inf"),
+    # Rows of 5 fill too few lanes for a direct kernel; 30 positions >= K = 18 keep the weights as A.
+    ("im2col_no_bias_clip6_on_gemm", False, 1, 2, 24, 6, 5, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1], "nobias+clip6"),
+    # The transposed product cannot take the residual as its C: the bias rides on it, the Add and
+    # Relu stay a kernel after the transpose.
+    ("pointwise_packed_weights_residual_relu", False, 1, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1],
+     "residual+relu"),
 ]
 # The cases whose GEMM is the transposed product [n*P, M] = col^T W^T (nncc-lower-contractions
 # packed-weights: constant weights; one GEMM over a batch's columns, or one image with P < K), per
@@ -99,7 +112,14 @@ TRANSPOSED_GEMM = {
     "small_image_packed_weights": {"x86-64-v3", "x86-64-v4"},
     "pointwise_packed_weights": {"x86-64-v3", "x86-64-v4"},
     "small_batch_packed_weights_residual_relu": {"x86-64-v4"},
+    "pointwise_packed_weights_residual_relu": {"x86-64-v3", "x86-64-v4"},
 }
+# The cases whose convolution's epilogue (bias, one per output channel: a row of [M, P] = W col;
+# residual as the accumulator; Relu or Clip) rides on the GEMM step in the CPU plan: no kernel but
+# an im2col's is left. Besides the CPU levels they run on the runtime's AVX2 kernel and on the BLAS
+# (an x86-64-v2 module with AVX2 hidden: the runtime's epilogue pass after the BLAS).
+GEMM_EPILOGUE = {"pointwise_residual_clip6_on_gemm", "pointwise_residual_lhs_relu_on_gemm",
+                 "pointwise_clip_minus_inf_on_gemm", "im2col_no_bias_clip6_on_gemm"}
 # The cases whose GEMM keeps the weights as A and which the runtime's own SGEMM runs as the stacked
 # transposed product C_i^T = X_i^T W^T (runtime/cpu/Sgemm.h, sgemmTransposed: 49 positions on both
 # kernels at K = 128, 16 positions on AVX-512's 32-column panels); their x86-64-v3 modules also run
@@ -196,6 +216,9 @@ def check(case, args, work, rng):
         launches = [line for line in exec_ir.splitlines() if "exec.launch" in line and "_pad(" not in line]
         if epilogue and expected and len(launches) != 1:
             return False, f"{name}: FAIL the {epilogue} was not folded into the convolution's kernel for {cpu}"
+        if name in GEMM_EPILOGUE and ([line for line in launches if "_im2col(" not in line] or
+                                      ("bias_per_row = true" in exec_ir) != with_bias):
+            return False, f"{name}: FAIL the bias and {epilogue} do not ride on the GEMM step for {cpu}"
     gpu_ir = run([args.nncc, path, "--target=cpu,cuda:sm_90", "--emit=exec", "-o", "-"], "nncc --emit=exec")
     if "vector.fma" in gpu_ir:
         return False, f"{name}: FAIL a module with a CUDA target got a direct kernel"
@@ -203,9 +226,11 @@ def check(case, args, work, rng):
     bound = 1e-4 * max(1.0, float(np.max(np.abs(finite))) if finite.size else 1.0)
     errors = {}
     plans = [(cpu, ["--target=cpu", f"--cpu={cpu}"], None) for cpu in CPUS if cpu in runnable_cpus()]
-    if "x86-64-v3" in TRANSPOSED_GEMM.get(name, ()) or name in RUNTIME_TRANSPOSED:
+    if "x86-64-v3" in TRANSPOSED_GEMM.get(name, ()) or name in RUNTIME_TRANSPOSED or name in GEMM_EPILOGUE:
         v3 = ["--target=cpu", "--cpu=x86-64-v3"]
         plans.append(("v3-avx2-sgemm", v3, "avx512f"))
+    if name in GEMM_EPILOGUE:
+        plans.append(("v2-blas", ["--target=cpu", "--cpu=x86-64-v2"], "avx512f,avx2,fma"))
     for plan, flags, hide in plans + [("gpu-plan", ["--emulate-gpu"], None)]:
         so, out = os.path.join(d, f"{plan}.so"), os.path.join(d, f"out-{plan}")
         os.makedirs(out, exist_ok=True)

@@ -3,6 +3,8 @@
 
 #include "dialects/NN/NNOps.h"
 
+#include "mlir/IR/SymbolTable.h"
+
 namespace nncc {
 
 /// True when `v` is a tensor of f32.
@@ -36,6 +38,17 @@ bool weightsAsPackedB(nn::ConvOp conv);
 
 /// True when `v` holds one value per column of `result` (shape [.., 1, N]).
 bool isColumnVector(mlir::Value v, mlir::RankedTensorType result);
+
+struct ConvEpilogue;
+
+/// An ungrouped convolution (isLibraryContraction) as GEMM calls and the
+/// kernels around them (im2col, transpose, bias), in the form its shape and
+/// the target pick (`cpuOnly`: the CPU plan; `packedWeights`: the target CPU
+/// has the runtime's own SGEMM). With `epilogue` (the CPU plan), its bias,
+/// clamp and, where the GEMM writes the output's layout, residual ride on
+/// the GEMM step; `conv` (and the epilogue's ops) are replaced.
+mlir::LogicalResult lowerConvToGemm(nn::ConvOp conv, mlir::SymbolTable &symbols, bool cpuOnly,
+                                    bool packedWeights, const ConvEpilogue *epilogue);
 
 /// Replaces conv(x, w, b) by add(conv(x, w), b viewed as [M, 1, ...]) and
 /// returns the add.

@@ -150,17 +150,29 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
 
 /// CPU-only modules: each convolution isDirectConvolution accepts becomes
 /// its direct kernel, with the residual add and ReLU/Clip after it folded in
-/// when fusing. This runs before the fusion passes, which then leave the
-/// kernel's result alone like any other launch's.
-LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, bool fuse, const VectorUnit &unit) {
-  SmallVector<nn::ConvOp> convs;
+/// when fusing; when fusing, the other ungrouped f32 convolutions with a
+/// bias or an epilogue become their GEMM form carrying it (lowerConvToGemm).
+/// This runs before the fusion passes, which then leave the results alone
+/// like any other launch's or GEMM's.
+LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, bool fuse, const VectorUnit &unit,
+                                      bool packedWeights) {
+  SmallVector<nn::ConvOp> convs, gemms;
   func.walk([&](nn::ConvOp conv) {
     if (isDirectConvolution(conv, unit))
       convs.push_back(conv);
+    else if (fuse && isLibraryContraction(conv) && isF32(conv.getInput()) && isF32(conv.getWeight()) &&
+             isF32(conv.getResult()) && cast<RankedTensorType>(conv.getType()).hasStaticShape())
+      gemms.push_back(conv);
   });
   for (nn::ConvOp conv : convs)
     if (failed(lowerDirectConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{}, unit, symbols)))
       return failure();
+  for (nn::ConvOp conv : gemms) {
+    ConvEpilogue epilogue = matchConvEpilogue(conv);
+    if ((conv.getBias() || !epilogue.ops.empty()) &&
+        failed(lowerConvToGemm(conv, symbols, /*cpuOnly=*/true, packedWeights, &epilogue)))
+      return failure();
+  }
   // 2-D max pools as the same in-place vector code (the depthwise tiling,
   // max for the FMA): as a loop kernel LLVM ran them scalar with a select
   // per tap (docs/performance.md).
@@ -191,7 +203,8 @@ struct FormConvKernelsPass : impl::FormConvKernelsPassBase<FormConvKernelsPass> 
     for (func::FuncOp func : entryFunctions(module)) {
       LogicalResult formed = success();
       if (plan == ConvPlan::Cpu)
-        formed = lowerDirectConvolutions(func, symbols, fuseEpilogues, VectorUnit::of(vectorBits, vectorRegisters));
+        formed = lowerDirectConvolutions(func, symbols, fuseEpilogues, VectorUnit::of(vectorBits, vectorRegisters),
+                                         packedWeights);
       else if (fuseEpilogues)
         formed = lowerConvolutionsWithGemmEpilogues(func, symbols);
       if (failed(formed))

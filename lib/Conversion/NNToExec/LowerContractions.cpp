@@ -1,6 +1,7 @@
 /// nncc-lower-contractions: matrix products and ungrouped convolutions as
 /// GEMM library calls, with the kernels that feed and finish them.
 #include "lib/Conversion/NNToExec/Contractions.h"
+#include "lib/Conversion/NNToExec/ConvEpilogue.h"
 #include "lib/Conversion/NNToExec/Im2col.h"
 #include "lib/Conversion/NNToExec/Outline.h"
 #include "lib/Conversion/NNToExec/PassDetail.h"
@@ -41,6 +42,8 @@ FailureOr<exec::LaunchOp> transposeKernel(nn::ConvOp conv, SymbolTable &symbols,
                        });
 }
 
+} // namespace
+
 /// A convolution without groups as im2col (a kernel, in the input's type) +
 /// one batched GEMM (weights [M, C*K] times col[n]; for a batch of images one
 /// GEMM over all columns and a transpose kernel) + a bias kernel: the GEMM
@@ -50,26 +53,48 @@ FailureOr<exec::LaunchOp> transposeKernel(nn::ConvOp conv, SymbolTable &symbols,
 /// packs a weight B once per session, while a weight A was repacked by the
 /// BLAS on every call (2.4 MB for 256 -> 256 channels 3x3); the transpose is
 /// one pass over the output.
-LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnly, bool packedWeights) {
+///
+/// With an `epilogue` (the CPU plan, f32), the bias and the ReLU/Clip ride on
+/// the GEMM step (a bias per row of [M, P] = W col, per column of the
+/// transposed product), and so does a residual add as the accumulator C
+/// (beta 1) where the GEMM writes the output's layout (one GEMM per image,
+/// weights as A): the runtime applies them to the accumulators before the
+/// store, not in a kernel that reads and writes the output again. With a
+/// residual the GEMM's layout cannot take, only the bias rides on it.
+LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnly, bool packedWeights,
+                              const ConvEpilogue *epilogue) {
   auto in = cast<RankedTensorType>(conv.getInput().getType());
   auto w = cast<RankedTensorType>(conv.getWeight().getType());
   auto out = cast<RankedTensorType>(conv.getType());
   int64_t n = in.getShape()[0], m = out.getShape()[1];
   int64_t ckk = w.getNumElements() / m, p = out.getNumElements() / (n * m);
+  bool pointwise = readsInputAsColumns(conv);
+  bool weightsAsB = packedWeights && weightsAsPackedB(conv);
+  // The transposed product takes im2col's columns of the whole batch as its
+  // rows: one GEMM, one transpose after it.
+  bool wholeBatch = weightsAsB ? !pointwise : gemmOverWholeBatch(conv);
+  bool outputLayout = !weightsAsB && !wholeBatch;
+  // A residual the GEMM's layout cannot take: only the bias rides on it, the
+  // add and the clamp stay ops after it.
+  ConvEpilogue folded;
+  if (epilogue && out.getElementType().isF32()) {
+    if (!epilogue->residual || outputLayout)
+      folded = *epilogue;
+    epilogue = &folded;
+  } else {
+    epilogue = nullptr;
+  }
+  if (epilogue)
+    epilogue->moveConvToItsEnd(conv);
   OpBuilder b(conv);
   Location loc = conv.getLoc();
   Type elem = in.getElementType();
   auto flatColType = RankedTensorType::get({n, ckk, p}, elem);
   Value col;
-  bool pointwise = readsInputAsColumns(conv);
   if (pointwise) {
     // A 1x1 convolution with stride 1 and no padding reads the input as is.
     col = exec::ViewOp::create(b, loc, flatColType, conv.getInput());
   }
-  bool weightsAsB = packedWeights && weightsAsPackedB(conv);
-  // The transposed product takes im2col's columns of the whole batch as its
-  // rows: one GEMM, one transpose after it.
-  bool wholeBatch = weightsAsB ? !pointwise : gemmOverWholeBatch(conv);
   if (!pointwise) {
     SmallVector<int64_t> colShape{in.getShape()[1]};
     for (int64_t k : w.getShape().drop_front(2))
@@ -91,6 +116,31 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnl
   }
   Value weights = exec::ViewOp::create(b, loc, RankedTensorType::get({m, ckk}, elem), conv.getWeight());
   Type outElem = out.getElementType();
+  // The epilogue's GEMM attributes: the bias (one per output channel: a row
+  // of the weights-as-A product, a column of the transposed one) and the
+  // clamp; the conv's own bias kernel is then not built.
+  Value bias = epilogue ? conv.getBias() : Value();
+  auto withEpilogue = [&](exec::GemmOp gemm, bool biasPerRow) {
+    if (!epilogue)
+      return;
+    if (bias) {
+      gemm.getBiasMutable().assign(bias);
+      gemm.setBiasPerRow(biasPerRow);
+    }
+    if (epilogue->clamp && epilogue->clampIsRelu()) {
+      gemm.setActivation("relu");
+    } else if (epilogue->clamp) {
+      gemm.setActivation("clip");
+      gemm.setClipMin(APFloat(epilogue->clamp->first));
+      gemm.setClipMax(APFloat(epilogue->clamp->second));
+    }
+  };
+  auto finish = [&](Value result) -> LogicalResult {
+    if (!epilogue)
+      return finishConv(conv, symbols, result);
+    epilogue->replaceConvAndOps(conv, result);
+    return success();
+  };
   if (weightsAsB) {
     // [n·P, M] = colᵀ Wᵀ (both through the trans flags), then [n, P, M] ->
     // [n, M, P] by a transpose kernel.
@@ -99,6 +149,7 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnl
                                                : RankedTensorType::get({n * p, m}, outElem),
                                      col, weights, Value(), Value(), /*trans_a=*/true, /*trans_b=*/true, APFloat(1.0),
                                      APFloat(0.0), nodeNames(loc));
+    withEpilogue(gemm, /*biasPerRow=*/false);
     auto byPositionType = RankedTensorType::get({n, p, m}, outElem);
     Value byPosition = gemm.getType() == byPositionType
                            ? gemm.getResult()
@@ -106,11 +157,15 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnl
     FailureOr<exec::LaunchOp> transposed = transposeKernel(conv, symbols, byPosition, {0, 2, 1});
     if (failed(transposed))
       return failure();
-    return finishConv(conv, symbols, exec::ViewOp::create(b, loc, out, transposed->getResult(0)));
+    return finish(exec::ViewOp::create(b, loc, out, transposed->getResult(0)));
   }
   auto gemmType = wholeBatch ? RankedTensorType::get({m, n * p}, outElem) : RankedTensorType::get({n, m, p}, outElem);
-  auto gemm = exec::GemmOp::create(b, loc, gemmType, weights, col, Value(), Value(), false, false, APFloat(1.0),
-                                   APFloat(0.0), nodeNames(loc));
+  Value residual = epilogue && epilogue->residual
+                       ? exec::ViewOp::create(b, loc, gemmType, epilogue->residual).getResult()
+                       : Value();
+  auto gemm = exec::GemmOp::create(b, loc, gemmType, weights, col, residual, Value(), false, false, APFloat(1.0),
+                                   APFloat(residual ? 1.0 : 0.0), nodeNames(loc));
+  withEpilogue(gemm, /*biasPerRow=*/true);
   Value result;
   if (wholeBatch) {
     auto byChannel = RankedTensorType::get({m, n, p}, outElem);
@@ -122,8 +177,10 @@ LogicalResult lowerConvToGemm(nn::ConvOp conv, SymbolTable &symbols, bool cpuOnl
   } else {
     result = exec::ViewOp::create(b, loc, out, gemm.getResult());
   }
-  return finishConv(conv, symbols, result);
+  return finish(result);
 }
+
+namespace {
 
 /// The convolution's bias added to its GEMM's `result` ([N, M, ...]) by a
 /// kernel when it has one; `result` replaces the convolution.
@@ -230,7 +287,7 @@ Value transposedMatrix(Value v) {
 /// result first (by an outlined expand kernel) and accumulated with beta.
 LogicalResult lowerToGemm(Operation *op, SymbolTable &symbols, bool cpuOnly, bool packedWeights) {
   if (auto conv = dyn_cast<nn::ConvOp>(op))
-    return lowerConvToGemm(conv, symbols, cpuOnly, packedWeights);
+    return lowerConvToGemm(conv, symbols, cpuOnly, packedWeights, /*epilogue=*/nullptr);
   if (auto conv = dyn_cast<nn::ConvTransposeOp>(op))
     return lowerConvTransposeToGemm(conv, symbols);
   OpBuilder b(op);

@@ -40,7 +40,12 @@ def FormConvKernelsPass : Pass<"nncc-form-conv-kernels", "mlir::ModuleOp"> {
     are blocked for the target's vector unit (`vector-bits`,
     `vector-registers`: lanes per vector, accumulators per tile). 2-D f32
     max pools without indices become the same in-place vector code (the
-    depthwise tiling, -inf for padding, max for the FMA).
+    depthwise tiling, -inf for padding, max for the FMA). With
+    `fuse-epilogues`, the other ungrouped f32 convolutions become their GEMM
+    form (as nncc-lower-contractions builds it, `packed-weights` choosing
+    it) with their bias, ReLU/Clip and, where the GEMM writes the output's
+    layout, residual add on the GEMM step (exec.gemm `bias_per_row`,
+    "clip"): applied by the CPU runtime before the GEMM stores C.
     `plan=gpu` (only with `fuse-epilogues`): a convolution whose bias,
     residual add or ReLU can ride on its GEMM call becomes im2col (with a
     row of ones against a bias column appended to the constant weights) and
@@ -58,6 +63,8 @@ def FormConvKernelsPass : Pass<"nncc-form-conv-kernels", "mlir::ModuleOp"> {
            "the target CPU's vector width in bits (128, 256 or 512)">,
     Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"16",
            "the target CPU's vector registers">,
+    Option<"packedWeights", "packed-weights", "bool", /*default=*/"false",
+           "the target CPU has the runtime's own SGEMM (the GEMM form of convolutions, as in nncc-lower-contractions)">,
   ];
   let dependentDialects = kernelDialects;
 }

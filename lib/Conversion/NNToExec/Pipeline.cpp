@@ -26,6 +26,7 @@ void buildNNToExecPipeline(OpPassManager &pm, const LoweringOptions &options) {
     conv.fuseEpilogues = options.fuse;
     conv.vectorBits = options.vectorBits;
     conv.vectorRegisters = options.vectorRegisters;
+    conv.packedWeights = options.packedWeights;
     pm.addPass(createFormConvKernelsPass(conv));
   } else if (options.fuse && options.gemmEpilogues) {
     FormConvKernelsPassOptions conv;

@@ -1,6 +1,7 @@
 // RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels=plan=cpu | FileCheck %s --check-prefix=CPU
 // RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels="plan=cpu fuse-epilogues=false" | FileCheck %s --check-prefix=BARE
 // RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels=plan=gpu | FileCheck %s --check-prefix=GPU
+// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels="plan=cpu packed-weights=true" | FileCheck %s --check-prefix=PACKED
 
 // CPU plan: a 3x3 convolution becomes a padded copy and one direct kernel
 // that also applies the residual add and the ReLU after it; without
@@ -42,11 +43,21 @@ func.func @direct(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>, %r: tensor
 // GPU: exec.gemm %[[W]], %{{.*}} {activation = "relu", {{.*}}beta = 0.000000e+00 : f64
 // GPU: func.func private @k0_im2col
 // GPU: linalg.fill
-// Rows of 4 columns are too narrow for a direct kernel: the CPU plan leaves
-// the convolution to nncc-lower-contractions.
+// Rows of 4 columns are too narrow for a direct kernel: the CPU plan takes
+// the GEMM form (weights as A, one GEMM per image) with the bias, one per
+// row (output channel), and the ReLU on the GEMM step.
 // CPU-LABEL: func.func @bias_column
-// CPU: nn.conv
-// CPU-NOT: exec.launch
+// CPU-NOT: nn.conv
+// CPU: %[[COL:.*]] = exec.launch @k0_im2col(%arg0)
+// CPU: %[[C:.*]] = exec.view %[[COL]] : tensor<1x2x3x3x4x4xf32> -> tensor<1x18x16xf32>
+// CPU: %[[W:.*]] = exec.view %{{.*}} : tensor<3x2x3x3xf32> -> tensor<3x18xf32>
+// CPU: %[[G:.*]] = exec.gemm %[[W]], %[[C]] bias %{{.*}} {activation = "relu", {{.*}}bias_per_row = true
+// CPU-SAME: -> tensor<1x3x16xf32>
+// CPU: %[[R:.*]] = exec.view %[[G]] : tensor<1x3x16xf32> -> tensor<1x3x4x4xf32>
+// CPU: return %[[R]]
+// BARE-LABEL: func.func @bias_column
+// BARE: nn.conv
+// BARE-NOT: exec.gemm
 func.func @bias_column(%x: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
   %w = nn.constant dense<1.0> : tensor<3x2x3x3xf32>
   %b = nn.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
@@ -77,4 +88,55 @@ func.func @max_pool(%x: tensor<2x4x56x56xf32>) -> (tensor<2x4x28x28xf32>, tensor
   %0 = nn.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x56x56xf32>) -> tensor<2x4x28x28xf32> loc("pool")
   %1, %2 = nn.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x4x56x56xf32>) -> (tensor<2x4x28x28xf32>, tensor<2x4x28x28xi64>) loc("indices")
   return %0, %1 : tensor<2x4x28x28xf32>, tensor<2x4x28x28xf32>
+}
+
+// -----
+
+// CPU plan, a 1x1 convolution over a large image (one GEMM per image, the
+// weights as A): the bias per row, the residual add as the accumulator C
+// (beta 1) and the Clip (ReLU6) all ride on the GEMM step; nothing is left
+// after it. The same with packed weights (the form is the per-image one).
+// CPU-LABEL: func.func @pointwise_residual_clip
+// CPU-NOT: nn.conv
+// CPU: %[[X:.*]] = exec.view %arg0 : tensor<2x16x28x28xf32> -> tensor<2x16x784xf32>
+// CPU: %[[W:.*]] = exec.view %{{.*}} : tensor<16x16x1x1xf32> -> tensor<16x16xf32>
+// CPU: %[[ACC:.*]] = exec.view %arg1 : tensor<2x16x28x28xf32> -> tensor<2x16x784xf32>
+// CPU: %[[G:.*]] = exec.gemm %[[W]], %[[X]] acc %[[ACC]] bias %{{.*}} {activation = "clip", alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64, bias_per_row = true, clip_max = 6.000000e+00 : f64, clip_min = 0.000000e+00 : f64, nodes = "conv,res,act"
+// CPU-NOT: nn.
+// CPU: %[[R:.*]] = exec.view %[[G]] : tensor<2x16x784xf32> -> tensor<2x16x28x28xf32>
+// CPU: return %[[R]]
+// PACKED-LABEL: func.func @pointwise_residual_clip
+// PACKED: exec.gemm {{.*}} acc {{.*}} bias {{.*}}activation = "clip"{{.*}}beta = 1.000000e+00 : f64, bias_per_row = true
+// PACKED-NOT: exec.launch
+// BARE-LABEL: func.func @pointwise_residual_clip
+// BARE: nn.conv
+func.func @pointwise_residual_clip(%x: tensor<2x16x28x28xf32>, %r: tensor<2x16x28x28xf32>) -> tensor<2x16x28x28xf32> {
+  %w = nn.constant dense<0.5> : tensor<16x16x1x1xf32>
+  %b = nn.constant dense<0.25> : tensor<16xf32>
+  %lo = nn.constant dense<0.0> : tensor<f32>
+  %hi = nn.constant dense<6.0> : tensor<f32>
+  %0 = nn.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x16x28x28xf32>, tensor<16x16x1x1xf32>, tensor<16xf32>) -> tensor<2x16x28x28xf32> loc("conv")
+  %1 = nn.add %0, %r : (tensor<2x16x28x28xf32>, tensor<2x16x28x28xf32>) -> tensor<2x16x28x28xf32> loc("res")
+  %2 = nn.clip %1, %lo, %hi : (tensor<2x16x28x28xf32>, tensor<f32>, tensor<f32>) -> tensor<2x16x28x28xf32> loc("act")
+  return %2 : tensor<2x16x28x28xf32>
+}
+
+// -----
+
+// Packed weights and one small image with P < K: the transposed product
+// [P, M] = col^T W^T and a transpose kernel. The bias (one per column of
+// that product) rides on the GEMM; the residual, which the transposed layout
+// cannot take as C, stays an add after the transpose, with the ReLU.
+// PACKED-LABEL: func.func @transposed_residual
+// PACKED: %[[G:.*]] = exec.gemm %{{.*}}, %{{.*}} bias %{{.*}} {activation = "none", {{.*}}bias_per_row = false{{.*}}trans_a = true, trans_b = true} : (tensor<1x64x16xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<1x16x32xf32>
+// PACKED: exec.launch @k0_transpose(%[[G]])
+// PACKED: nn.add
+// PACKED: nn.relu
+func.func @transposed_residual(%x: tensor<1x64x4x4xf32>, %r: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
+  %w = nn.constant dense<0.5> : tensor<32x64x1x1xf32>
+  %b = nn.constant dense<0.25> : tensor<32xf32>
+  %0 = nn.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x64x4x4xf32>, tensor<32x64x1x1xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32> loc("conv")
+  %1 = nn.add %0, %r : (tensor<1x32x4x4xf32>, tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> loc("res")
+  %2 = nn.relu %1 : tensor<1x32x4x4xf32> loc("act")
+  return %2 : tensor<1x32x4x4xf32>
 }

@@ -144,7 +144,7 @@ func.func @gemm_bias_type(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>, %bias: tenso
 // -----
 
 func.func @gemm_activation_name(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) -> tensor<4x6xf32> {
-  // expected-error @+1 {{activation must be none, relu or gelu, got 'tanh'}}
+  // expected-error @+1 {{activation must be none, relu, gelu or clip, got 'tanh'}}
   %0 = exec.gemm %a, %b {activation = "tanh", alpha = 1.0 : f64, beta = 0.0 : f64, nodes = "", trans_a = false, trans_b = false} : (tensor<4x8xf32>, tensor<8x6xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
 }

@@ -4,7 +4,8 @@
 // AVX-512 machine), called directly, against a float64 reference: M across
 // 1..70 (partial row tiles of both kernels), N and K off the tile and block
 // sizes, both transposes, leading dimensions beyond the columns, alpha,
-// beta over an existing C, bias, relu and gelu, on 1 and 2 threads. Then
+// beta over an existing C, bias (per column or per row), relu, clip and
+// gelu, on 1 and 2 threads. Then
 // the transposed product of a constant A over a batch (sgemmTransposed) and
 // the cost rule that picks it.
 //
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -43,6 +45,8 @@ struct Shape {
   float alpha, beta;
   bool bias;
   int activation;
+  bool biasPerRow = false;            // M bias values (a convolution's channels), not N
+  float clipMin = 0, clipMax = 6;     // NNCC_ACTIVATION_CLIP's bounds
 };
 
 std::string describe(const SgemmKernel &kern, const Shape &s, int threads) {
@@ -50,13 +54,16 @@ std::string describe(const SgemmKernel &kern, const Shape &s, int threads) {
   os << kern.name << " m=" << s.m << " n=" << s.n << " k=" << s.k << " tA=" << s.transA
      << " tB=" << s.transB << " pads=" << s.padA << "," << s.padB << "," << s.padC
      << " alpha=" << s.alpha << " beta=" << s.beta << " bias=" << s.bias
-     << " act=" << s.activation << " threads=" << threads;
+     << " act=" << s.activation << " perRow=" << s.biasPerRow << " clip=[" << s.clipMin << ","
+     << s.clipMax << "] threads=" << threads;
   return os.str();
 }
 
-double activate(int act, double v) {
+double activate(int act, double v, double clipMin = 0, double clipMax = 0) {
   if (act == NNCC_ACTIVATION_RELU)
     return v > 0 ? v : 0;
+  if (act == NNCC_ACTIVATION_CLIP) // ONNX Clip: crossed bounds give the max
+    return std::min(std::max(v, clipMin), clipMax);
   if (act == NNCC_ACTIVATION_GELU)
     return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
   return v;
@@ -64,12 +71,17 @@ double activate(int act, double v) {
 
 /// Runs one shape on `kern` and compares every element of C (and that the
 /// padding between C's rows is untouched) with a float64 reference.
-void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &rng) {
+/// Which product check() runs: the packed B (a weight B), or the packed A
+/// (a weight A, B packed per call).
+enum class Packed { B, A };
+
+void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &rng,
+           Packed which = Packed::B) {
   std::uniform_real_distribution<float> dist(-1, 1);
   int64_t aRows = s.transA ? s.k : s.m, aCols = s.transA ? s.m : s.k;
   int64_t bRows = s.transB ? s.n : s.k, bCols = s.transB ? s.k : s.n;
   int64_t lda = aCols + s.padA, ldb = bCols + s.padB, ldc = s.n + s.padC;
-  std::vector<float> a(aRows * lda), b(bRows * ldb), c(s.m * ldc), bias(s.n);
+  std::vector<float> a(aRows * lda), b(bRows * ldb), c(s.m * ldc), bias(s.biasPerRow ? s.m : s.n);
   for (float &v : a)
     v = dist(rng);
   for (float &v : b)
@@ -80,14 +92,30 @@ void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &r
     v = dist(rng);
   std::vector<float> c0 = c;
 
-  AlignedFloats packed = allocFloats(packedBFloats(kern, s.k, s.n));
-  packB(kern, b.data(), ldb, s.transB, s.k, s.n, packed.get());
-  AlignedFloats scratch = allocFloats(sgemmTasks(threads) * sgemmScratchFloats(kern, s.m, s.k));
   ThreadPool pool(threads);
-  SgemmCall call{s.m,      s.n,   s.k,     a.data(), lda,     s.transA, packed.get(),
-                 c.data(), ldc,   s.alpha, s.beta,   s.bias ? bias.data() : nullptr,
-                 s.activation};
-  sgemmPacked(kern, call, scratch.get(), pool);
+  if (which == Packed::B) {
+    AlignedFloats packed = allocFloats(packedBFloats(kern, s.k, s.n));
+    packB(kern, b.data(), ldb, s.transB, s.k, s.n, packed.get());
+    AlignedFloats scratch = allocFloats(sgemmTasks(threads) * sgemmScratchFloats(kern, s.m, s.k));
+    SgemmCall call{s.m,      s.n,   s.k,     a.data(), lda,     s.transA, packed.get(),
+                   c.data(), ldc,   s.alpha, s.beta,   s.bias ? bias.data() : nullptr,
+                   s.activation};
+    call.biasPerRow = s.biasPerRow;
+    call.clipMin = s.clipMin;
+    call.clipMax = s.clipMax;
+    sgemmPacked(kern, call, scratch.get(), pool);
+  } else {
+    AlignedFloats packed = allocFloats(packedAFloats(kern, s.m, s.k));
+    packA(kern, a.data(), lda, s.transA, s.m, s.k, packed.get());
+    AlignedFloats scratch = allocFloats(sgemmTasks(threads) * sgemmPackedAScratchFloats(kern, s.n, s.k));
+    SgemmPackedACall call{s.m,      s.n,   s.k,     packed.get(), b.data(), ldb, s.transB,
+                          c.data(), ldc,   s.alpha, s.beta,       s.bias ? bias.data() : nullptr,
+                          s.activation};
+    call.biasPerRow = s.biasPerRow;
+    call.clipMin = s.clipMin;
+    call.clipMax = s.clipMax;
+    sgemmPackedA(kern, call, scratch.get(), pool);
+  }
 
   int failures = 0;
   for (int64_t i = 0; i < s.m; ++i)
@@ -109,8 +137,8 @@ void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &r
       if (s.beta != 0)
         v += s.beta * double(c0[i * ldc + j]);
       if (s.bias)
-        v += bias[j];
-      double want = activate(s.activation, v);
+        v += bias[s.biasPerRow ? i : j];
+      double want = activate(s.activation, v, s.clipMin, s.clipMax);
       // f32 accumulation over k terms, plus the gelu approximation.
       double allowed = 1e-6 * (std::fabs(s.alpha) * mag + 2) * std::sqrt(double(s.k) + 1) +
                        (s.activation == NNCC_ACTIVATION_GELU ? 1e-6 * (std::fabs(v) + 1) : 0);
@@ -177,10 +205,52 @@ TEST(Sgemm, TransposesStridesAndEpilogues) {
         }
 }
 
+// The packed-A product: M across tiles and blocks (more than one M block of
+// 224 / 192 rows), N across the 8-panel chunks of B it packs per call, K
+// over one and two blocks, both transposes, alpha/beta, epilogues, threads.
+TEST(Sgemm, PackedAProduct) {
+  std::mt19937 rng(5);
+  for (const SgemmKernel *kern : kernelsHere())
+    for (int threads : {1, 2}) {
+      check(*kern, {96, 3136 / 4, 16, false, false, 0, 0, 0, 1, 0, false, NNCC_ACTIVATION_NONE}, threads, rng,
+            Packed::A);
+      check(*kern, {250, 300, 513, true, false, 3, 1, 2, 1, 0, true, NNCC_ACTIVATION_RELU}, threads, rng,
+            Packed::A);
+      check(*kern, {13, 70, 40, false, true, 0, 2, 5, -0.5f, 1.5f, true, NNCC_ACTIVATION_GELU}, threads, rng,
+            Packed::A);
+      check(*kern, {1, 2, 3, true, true, 1, 0, 0, 1, 0, false, NNCC_ACTIVATION_NONE}, threads, rng, Packed::A);
+    }
+}
+
+// A convolution's epilogue on the GEMM step (the CPU plan's GEMM form):
+// one bias per row (output channel) or per column, the residual as C with
+// beta 1, ReLU or Clip (ReLU6, and crossed bounds, which give the max), on
+// the packed-A product (weights as A, [channels, positions]) and the
+// packed-B one, M and N across tiles, K over one and two blocks.
+TEST(Sgemm, ConvolutionEpilogues) {
+  std::mt19937 rng(6);
+  const std::pair<float, float> clips[] = {{0, 6}, {-0.25f, 0.5f}, {0.5f, -0.25f}};
+  for (const SgemmKernel *kern : kernelsHere())
+    for (Packed which : {Packed::A, Packed::B})
+      for (int threads : {1, 2})
+        for (bool perRow : {true, false})
+          for (float beta : {0.0f, 1.0f}) {
+            int64_t m = perRow ? 96 : 19, n = perRow ? 230 : 75, k = beta != 0 ? 16 : 300;
+            for (int act : {NNCC_ACTIVATION_NONE, NNCC_ACTIVATION_RELU})
+              check(*kern, {m, n, k, false, false, 0, 0, 3, 1, beta, true, act, perRow}, threads, rng,
+                    which);
+            for (auto [lo, hi] : clips)
+              check(*kern, {m, n, k, false, false, 0, 0, 3, 1, beta, true, NNCC_ACTIVATION_CLIP, perRow, lo, hi},
+                    threads, rng, which);
+          }
+}
+
 struct BatchShape {
   int64_t batch, m, n, k;
   bool transA, transB;
   int64_t padB, gapB, padC, gapC; // ldb - columns, strideB - item, ldc - n, strideC - item
+  int activation = NNCC_ACTIVATION_NONE; // with a bias when not NONE
+  bool biasPerRow = false;
 };
 
 /// sgemmTransposed on `kern` against a float64 reference, and the padding
@@ -192,7 +262,9 @@ void checkTransposed(const SgemmKernel &kern, const BatchShape &s, int threads, 
   int64_t ldb = bCols + s.padB, strideB = bRows * ldb + s.gapB;
   int64_t ldc = s.n + s.padC, strideC = s.m * ldc + s.gapC;
   std::vector<float> a((s.transA ? s.k : s.m) * lda), b(s.batch * strideB), c(s.batch * strideC);
-  for (std::vector<float> *v : {&a, &b, &c})
+  std::vector<float> bias(s.biasPerRow ? s.m : s.n);
+  bool epilogue = s.activation != NNCC_ACTIVATION_NONE;
+  for (std::vector<float> *v : {&a, &b, &c, &bias})
     for (float &x : *v)
       x = dist(rng);
   std::vector<float> c0 = c;
@@ -205,11 +277,19 @@ void checkTransposed(const SgemmKernel &kern, const BatchShape &s, int threads, 
   float alpha = 0.75f;
   SgemmTransposedCall call{s.batch,  s.m,      s.n,      s.k, packed.get(), b.data(), ldb,
                            strideB,  s.transB, c.data(), ldc,   strideC, alpha};
+  if (epilogue) {
+    call.bias = bias.data();
+    call.biasPerRow = s.biasPerRow;
+    call.activation = s.activation;
+    call.clipMin = 0;
+    call.clipMax = 6;
+  }
   sgemmTransposed(kern, call, product.get(), scratch.get(), pool);
 
   std::ostringstream what;
   what << kern.name << " batch=" << s.batch << " m=" << s.m << " n=" << s.n << " k=" << s.k
-       << " tA=" << s.transA << " tB=" << s.transB << " threads=" << threads;
+       << " tA=" << s.transA << " tB=" << s.transB << " act=" << s.activation << " perRow=" << s.biasPerRow
+       << " threads=" << threads;
   int failures = 0;
   for (int64_t i = 0; i < s.batch; ++i)
     for (int64_t e = 0; e < strideC; ++e) {
@@ -227,7 +307,10 @@ void checkTransposed(const SgemmKernel &kern, const BatchShape &s, int threads, 
         acc += x * y;
         mag += std::fabs(x * y);
       }
-      double want = alpha * acc, allowed = 1e-6 * (alpha * mag + 2) * std::sqrt(double(s.k) + 1);
+      double want = alpha * acc;
+      if (epilogue)
+        want = activate(s.activation, want + bias[s.biasPerRow ? r : j], 0, 6);
+      double allowed = 1e-6 * (alpha * mag + 2) * std::sqrt(double(s.k) + 1);
       if (!(std::fabs(got - want) <= allowed) && ++failures <= 3)
         ADD_FAILURE() << what.str() << ": C_" << i << "[" << r << "," << j << "] = " << got
                       << ", expected " << want;
@@ -245,6 +328,9 @@ TEST(Sgemm, TransposedProductOverABatch) {
       checkTransposed(*kern, {5, 33, 7, 300, true, false, 2, 5, 3, 4}, threads, rng);
       checkTransposed(*kern, {2, 70, 49, 96, false, true, 1, 3, 0, 7}, threads, rng);
       checkTransposed(*kern, {1, 17, 2, 9, true, true, 0, 0, 5, 0}, threads, rng);
+      // The epilogue the transpose applies: bias per row or column, ReLU, Clip.
+      checkTransposed(*kern, {3, 40, 16, 64, false, false, 0, 0, 2, 3, NNCC_ACTIVATION_CLIP, true}, threads, rng);
+      checkTransposed(*kern, {2, 33, 7, 30, false, false, 0, 0, 0, 0, NNCC_ACTIVATION_RELU, false}, threads, rng);
     }
 }
 

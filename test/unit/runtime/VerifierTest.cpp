@@ -106,13 +106,19 @@ TEST(Verifier, RejectsBadGemmOptions) {
   EXPECT_THAT(loadError(FIXTURE_GPU_BAD_GEMM_DTYPE_SO),
               HasSubstr("GEMM dtypes f32 x i32 -> f32: each must be f32, f16 or bf16"));
   EXPECT_THAT(loadError(FIXTURE_GPU_BAD_ACTIVATION_SO),
-              HasSubstr("unknown GEMM activation 7 (0 none, 1 relu, 2 gelu)"));
+              HasSubstr("unknown GEMM activation 7 (0 none, 1 relu, 2 gelu, 3 clip)"));
   EXPECT_THAT(loadError(FIXTURE_GPU_BROADCAST_C_SO),
               HasSubstr("GEMM output C has stride 0 over a batch of 2: the batches would "
                         "overwrite each other"));
   EXPECT_THAT(loadError(FIXTURE_GPU_MANY_IPARAMS_SO),
-              HasSubstr("a GEMM needs 3 or 4 args, 12 to 17 integer and 2 float parameters (has "
-                        "4, 18, 2)"));
+              HasSubstr("a GEMM needs 3 or 4 args, 12 to 18 integer and 2 float parameters (has "
+                        "4, 19, 2)"));
+  // Clip: its bounds are two more float parameters, and cuBLASLt has no
+  // clamp epilogue, so a CUDA plan may not use it (the CPU plan's).
+  EXPECT_THAT(loadError(FIXTURE_GPU_CLIP_NO_BOUNDS_SO),
+              HasSubstr("a GEMM with a clip activation takes 4 float parameters (has 2)"));
+  EXPECT_THAT(loadError(FIXTURE_GPU_CLIP_ON_GPU_SO),
+              HasSubstr("a GEMM with a clip activation runs only in a CPU plan"));
 }
 
 // The well-formed variant loads and runs on the CPU: its kernel's CPU code,
