@@ -95,13 +95,14 @@ func.func @max_pool(%x: tensor<2x4x56x56xf32>) -> (tensor<2x4x28x28xf32>, tensor
 // CPU plan, a 1x1 convolution over a large image (one GEMM per image, the
 // weights as A): the bias per row, the residual add as the accumulator C
 // (beta 1) and the Clip (ReLU6) all ride on the GEMM step; nothing is left
-// after it. The same with packed weights (the form is the per-image one).
+// after it (a clip_min of 0, the attribute's default, is not printed). The
+// same with packed weights (the form is the per-image one).
 // CPU-LABEL: func.func @pointwise_residual_clip
 // CPU-NOT: nn.conv
 // CPU: %[[X:.*]] = exec.view %arg0 : tensor<2x16x28x28xf32> -> tensor<2x16x784xf32>
 // CPU: %[[W:.*]] = exec.view %{{.*}} : tensor<16x16x1x1xf32> -> tensor<16x16xf32>
 // CPU: %[[ACC:.*]] = exec.view %arg1 : tensor<2x16x28x28xf32> -> tensor<2x16x784xf32>
-// CPU: %[[G:.*]] = exec.gemm %[[W]], %[[X]] acc %[[ACC]] bias %{{.*}} {activation = "clip", alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64, bias_per_row = true, clip_max = 6.000000e+00 : f64, clip_min = 0.000000e+00 : f64, nodes = "conv,res,act"
+// CPU: %[[G:.*]] = exec.gemm %[[W]], %[[X]] acc %[[ACC]] bias %{{.*}} {activation = "clip", alpha = 1.000000e+00 : f64, beta = 1.000000e+00 : f64, bias_per_row = true, clip_max = 6.000000e+00 : f64, nodes = "conv,res,act"
 // CPU-NOT: nn.
 // CPU: %[[R:.*]] = exec.view %[[G]] : tensor<2x16x784xf32> -> tensor<2x16x28x28xf32>
 // CPU: return %[[R]]
@@ -126,9 +127,10 @@ func.func @pointwise_residual_clip(%x: tensor<2x16x28x28xf32>, %r: tensor<2x16x2
 // Packed weights and one small image with P < K: the transposed product
 // [P, M] = col^T W^T and a transpose kernel. The bias (one per column of
 // that product) rides on the GEMM; the residual, which the transposed layout
-// cannot take as C, stays an add after the transpose, with the ReLU.
+// cannot take as C, stays an add after the transpose, with the ReLU (no
+// bias_per_row and no activation: their defaults, not printed).
 // PACKED-LABEL: func.func @transposed_residual
-// PACKED: %[[G:.*]] = exec.gemm %{{.*}}, %{{.*}} bias %{{.*}} {activation = "none", {{.*}}bias_per_row = false{{.*}}trans_a = true, trans_b = true} : (tensor<1x64x16xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<1x16x32xf32>
+// PACKED: %[[G:.*]] = exec.gemm %{{.*}}, %{{.*}} bias %{{.*}} {alpha = 1.000000e+00 : f64, beta = 0.000000e+00 : f64, nodes = "conv", trans_a = true, trans_b = true} : (tensor<1x64x16xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<1x16x32xf32>
 // PACKED: exec.launch @k0_transpose(%[[G]])
 // PACKED: nn.add
 // PACKED: nn.relu
