@@ -129,14 +129,24 @@ bool transposedFits(const nncc_step &st, const GemmParams &g, const SgemmKernel 
          st.args[1].kind != NNCC_BUFFER_WEIGHT && sgemmTransposedIsCheaper(kern, g.m, g.n, g.k);
 }
 
+/// Row tiles a packed-A product needs before the own kernel takes it: each
+/// chunk of B it packs per call serves ceil(M / mr) tiles, and with fewer
+/// than 4 the packing weighs on the product (MobileNet's projections, M = 16
+/// to 32 channels over 3136 positions, ran 8-12% slower than on the BLAS
+/// with its epilogue pass after it; the expansions, M >= 96, 26% faster with
+/// the epilogue applied in registers: docs/performance.md).
+constexpr int64_t kPackedAMinRowTiles = 4;
+
 /// Whether a product whose A is the module weight runs on the own kernel
 /// as it is (sgemmPackedA), A packed once when the session is created and
-/// B packed per call (as the BLAS packs both per call). Same operand rules
-/// as transposedFits, for every such step the transposed form does not
-/// take; one-column products stay on the BLAS's sgemv.
-bool packedAFits(const nncc_step &st, const GemmParams &g) {
+/// B packed per call (as the BLAS packs both per call), with the bias (per
+/// row or column), residual (beta) and ReLU/Clip applied to the
+/// accumulators. Same operand rules as transposedFits, for every such step
+/// the transposed form does not take and whose M fills kPackedAMinRowTiles
+/// row tiles; one-column products stay on the BLAS's sgemv.
+bool packedAFits(const nncc_step &st, const GemmParams &g, const SgemmKernel &kern) {
   return g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32 && g.dtypeC == NNCC_DTYPE_F32 &&
-         g.batch > 0 && g.m > 0 && g.n > 1 && g.k > 0 && (g.strideA == 0 || g.batch == 1) &&
+         g.batch > 0 && g.m >= kPackedAMinRowTiles * kern.mr && g.n > 1 && g.k > 0 && (g.strideA == 0 || g.batch == 1) &&
          st.args[0].kind == NNCC_BUFFER_WEIGHT && st.args[1].kind != NNCC_BUFFER_WEIGHT;
 }
 
@@ -182,7 +192,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
         transposedA_.emplace(&st, std::move(packed));
         aPacked = std::max(aPacked, sgemmTransposedScratchFloats(*kernel_, g.batch, g.n, g.k));
         product = std::max(product, sgemmTransposedProductFloats(g.batch, g.m, g.n));
-      } else if (kernel_ && packedAFits(st, g)) {
+      } else if (kernel_ && packedAFits(st, g, *kernel_)) {
         const float *src = static_cast<const float *>(args[e].of(s)[0]);
         PackedWeight packed{AlignedFloats(), packedAFloats(*kernel_, g.m, g.k)};
         packed.data = allocFloats(packed.perBatch);

@@ -82,10 +82,20 @@ void packARows(const SgemmCall &g, int mr, int64_t i0, int64_t mc, int64_t pc, i
     for (int64_t r = 0; r < rows; ++r)
       row[r] = rowOfA(g, i0 + ip + r) + pc * colStep;
     if (g.transA) { // op(A)(i, p) = a[p * lda + i]: a panel's rows lie side by side
+      // One contiguous run per k (unless the panel crosses an item of a
+      // stacked batch): copied as one, which vectorizes; the gather of 14
+      // row pointers did not, and took a fifth of a 49 x 128 x 1152 product.
+      bool contiguous = row[rows - 1] - row[0] == rows - 1;
       for (int64_t p = 0; p < kc; ++p) {
         float *out = dst + p * mr;
-        for (int64_t r = 0; r < rows; ++r)
-          out[r] = row[r][p * colStep];
+        if (contiguous) { // a loop, not a memcpy call per run of at most 16 floats
+          const float *src = row[0] + p * colStep;
+          for (int64_t r = 0; r < rows; ++r)
+            out[r] = src[r];
+        } else {
+          for (int64_t r = 0; r < rows; ++r)
+            out[r] = row[r][p * colStep];
+        }
         for (int64_t r = rows; r < mr; ++r)
           out[r] = 0;
       }
