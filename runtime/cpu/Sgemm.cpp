@@ -110,6 +110,33 @@ void packARows(const SgemmCall &g, int mr, int64_t i0, int64_t mc, int64_t pc, i
   }
 }
 
+/// The tile fields every tile of one call shares: alpha, beta, the
+/// activation with its bounds, C's leading dimension.
+template <class Call> SgemmTile tileOf(const Call &g) {
+  SgemmTile t{};
+  t.alpha = g.alpha;
+  t.beta = g.beta;
+  t.activation = g.activation;
+  t.clipMin = g.clipMin;
+  t.clipMax = g.clipMax;
+  t.ldc = g.ldc;
+  return t;
+}
+
+/// Rows [i0, i0 + rows) of C against the B panel and column bias `t`
+/// holds: one tile per mr rows of the packed A block `aBlock` (t.kc deep),
+/// written from `c` (C's column of the panel) on, with their row biases.
+void runRowTiles(const SgemmKernel &kern, SgemmTile &t, const float *aBlock, int64_t i0, int64_t rows,
+                 const float *rowBias, float *c) {
+  for (int64_t ip = 0; ip < rows; ip += kern.mr) {
+    t.rows = static_cast<int>(std::min<int64_t>(kern.mr, rows - ip));
+    t.rowBias = rowBias ? rowBias + i0 + ip : nullptr;
+    t.a = aBlock + ip * t.kc;
+    t.c = c + (i0 + ip) * t.ldc;
+    kern.tile[t.rows](t);
+  }
+}
+
 struct SgemmJob {
   const SgemmKernel *kern;
   const SgemmCall *g;
@@ -123,7 +150,7 @@ void runTask(void *context, int64_t task) {
   const SgemmJob &job = *static_cast<const SgemmJob *>(context);
   const SgemmKernel &kern = *job.kern;
   const SgemmCall &g = *job.g;
-  const int64_t mr = kern.mr, nr = kern.nr, mc = kern.mc;
+  const int64_t nr = kern.nr, mc = kern.mc;
   const int64_t mBlocks = (g.m + mc - 1) / mc, nPanels = (g.n + nr - 1) / nr;
   const int64_t padded = nPanels * nr;
   int64_t mb0 = 0, mb1 = mBlocks, jp0 = 0, jp1 = nPanels;
@@ -135,13 +162,7 @@ void runTask(void *context, int64_t task) {
     jp1 = nPanels * (task + 1) / job.tasks;
   }
   float *aPacked = job.scratch + task * static_cast<int64_t>(sgemmScratchFloats(kern, g.m, g.k));
-  SgemmTile t{};
-  t.alpha = g.alpha;
-  t.beta = g.beta;
-  t.activation = g.activation;
-  t.clipMin = g.clipMin;
-  t.clipMax = g.clipMax;
-  t.ldc = g.ldc;
+  SgemmTile t = tileOf(g);
   const float *columnBias = g.biasPerRow ? nullptr : g.bias;
   const float *rowBias = g.biasPerRow ? g.bias : nullptr;
   for (int64_t pc = 0; pc < g.k; pc += kSgemmKc) {
@@ -157,13 +178,7 @@ void runTask(void *context, int64_t task) {
         t.b = g.packedB + pc * padded + j0 * kc;
         t.cols = static_cast<int>(std::min(nr, g.n - j0));
         t.bias = columnBias ? columnBias + j0 : nullptr;
-        for (int64_t ip = 0; ip < rows; ip += mr) {
-          t.rows = static_cast<int>(std::min(mr, rows - ip));
-          t.rowBias = rowBias ? rowBias + i0 + ip : nullptr;
-          t.a = aPacked + ip * kc;
-          t.c = g.c + (i0 + ip) * g.ldc + j0;
-          kern.tile[t.rows](t);
-        }
+        runRowTiles(kern, t, aPacked, i0, rows, rowBias, g.c + j0);
       }
     }
   }
@@ -239,13 +254,7 @@ void runPackedATask(void *context, int64_t task) {
   const int64_t nPanels = (g.n + nr - 1) / nr, padded = (g.m + mr - 1) / mr * mr;
   const int64_t jp0 = nPanels * task / job.tasks, jp1 = nPanels * (task + 1) / job.tasks;
   float *bPacked = job.scratch + task * static_cast<int64_t>(sgemmPackedAScratchFloats(kern, g.n, g.k));
-  SgemmTile t{};
-  t.alpha = g.alpha;
-  t.beta = g.beta;
-  t.activation = g.activation;
-  t.clipMin = g.clipMin;
-  t.clipMax = g.clipMax;
-  t.ldc = g.ldc;
+  SgemmTile t = tileOf(g);
   const float *columnBias = g.biasPerRow ? nullptr : g.bias;
   const float *rowBias = g.biasPerRow ? g.bias : nullptr;
   for (int64_t pc = 0; pc < g.k; pc += kSgemmKc) {
@@ -267,13 +276,7 @@ void runPackedATask(void *context, int64_t task) {
           t.b = bPacked + (jp - chunk) * nr * kc;
           t.cols = static_cast<int>(std::min(nr, g.n - j));
           t.bias = columnBias ? columnBias + j : nullptr;
-          for (int64_t ip = 0; ip < rows; ip += mr) {
-            t.rows = static_cast<int>(std::min(mr, rows - ip));
-            t.rowBias = rowBias ? rowBias + i0 + ip : nullptr;
-            t.a = aBlock + ip * kc;
-            t.c = g.c + (i0 + ip) * g.ldc + j;
-            kern.tile[t.rows](t);
-          }
+          runRowTiles(kern, t, aBlock, i0, rows, rowBias, g.c + j);
         }
       }
     }

@@ -93,6 +93,11 @@ void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &r
   std::vector<float> c0 = c;
 
   ThreadPool pool(threads);
+  auto epilogueOf = [&](auto &call) {
+    call.biasPerRow = s.biasPerRow;
+    call.clipMin = s.clipMin;
+    call.clipMax = s.clipMax;
+  };
   if (which == Packed::B) {
     AlignedFloats packed = allocFloats(packedBFloats(kern, s.k, s.n));
     packB(kern, b.data(), ldb, s.transB, s.k, s.n, packed.get());
@@ -100,9 +105,7 @@ void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &r
     SgemmCall call{s.m,      s.n,   s.k,     a.data(), lda,     s.transA, packed.get(),
                    c.data(), ldc,   s.alpha, s.beta,   s.bias ? bias.data() : nullptr,
                    s.activation};
-    call.biasPerRow = s.biasPerRow;
-    call.clipMin = s.clipMin;
-    call.clipMax = s.clipMax;
+    epilogueOf(call);
     sgemmPacked(kern, call, scratch.get(), pool);
   } else {
     AlignedFloats packed = allocFloats(packedAFloats(kern, s.m, s.k));
@@ -111,9 +114,7 @@ void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &r
     SgemmPackedACall call{s.m,      s.n,   s.k,     packed.get(), b.data(), ldb, s.transB,
                           c.data(), ldc,   s.alpha, s.beta,       s.bias ? bias.data() : nullptr,
                           s.activation};
-    call.biasPerRow = s.biasPerRow;
-    call.clipMin = s.clipMin;
-    call.clipMax = s.clipMax;
+    epilogueOf(call);
     sgemmPackedA(kern, call, scratch.get(), pool);
   }
 
