@@ -66,8 +66,17 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine(con
   if (!target)
     return fail("no LLVM target for " + triple + ": " + error);
   llvm::TargetOptions options;
+  // Strided stores as scalar stores, not AVX-512 scatters, on every CPU
+  // level: a scatter is microcoded on AMD's Zen cores and no faster than the
+  // stores on Intel's, and a module runs on whichever machine of its level
+  // it meets. The transpose kernels after transposed GEMMs scattered each
+  // element: MobileNet's at batch 1 took 78 us, 56 without (docs/
+  // performance.md). Gathers stay: without them Resize and col2im ran 20%
+  // slower. A tuning feature: nothing the CPU must have.
+  std::string features = cpu.llvmFeatures;
+  features += std::string(features.empty() ? "" : ",") + "+prefer-no-scatter";
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(triple), cpu.name, cpu.llvmFeatures, options, llvm::Reloc::PIC_));
+      llvm::Triple(triple), cpu.name, features, options, llvm::Reloc::PIC_));
   if (!machine)
     return fail("LLVM cannot create a target machine for CPU '" + cpu.name + "'");
   return machine;
