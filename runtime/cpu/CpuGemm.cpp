@@ -146,8 +146,9 @@ constexpr int64_t kPackedAMinRowTiles = 4;
 /// row tiles; one-column products stay on the BLAS's sgemv.
 bool packedAFits(const nncc_step &st, const GemmParams &g, const SgemmKernel &kern) {
   return g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32 && g.dtypeC == NNCC_DTYPE_F32 &&
-         g.batch > 0 && g.m >= kPackedAMinRowTiles * kern.mr && g.n > 1 && g.k > 0 && (g.strideA == 0 || g.batch == 1) &&
-         st.args[0].kind == NNCC_BUFFER_WEIGHT && st.args[1].kind != NNCC_BUFFER_WEIGHT;
+         g.batch > 0 && g.m >= kPackedAMinRowTiles * kern.mr && g.n > 1 && g.k > 0 &&
+         (g.strideA == 0 || g.batch == 1) && st.args[0].kind == NNCC_BUFFER_WEIGHT &&
+         st.args[1].kind != NNCC_BUFFER_WEIGHT;
 }
 
 int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
