@@ -151,6 +151,11 @@ bool packedAFits(const nncc_step &st, const GemmParams &g, const SgemmKernel &ke
          st.args[1].kind != NNCC_BUFFER_WEIGHT;
 }
 
+/// The step's bias and activation for the own kernel (bias: args[3], or null).
+SgemmEpilogue epilogueOf(const GemmParams &g, const float *bias) {
+  return SgemmEpilogue{bias, static_cast<int>(g.activation), g.biasPerRow, g.clipMin, g.clipMax};
+}
+
 int64_t span(const GemmParams &g, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
   int64_t n = 0;
   matrixSpan(g.batch, rows, cols, ld, stride, &n); // verified at load: no overflow
@@ -181,7 +186,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
           packB(*kernel_, src + i * g.strideB, g.ldb, g.transB, g.k, g.n,
                 packed.data.get() + i * packed.perBatch);
         bytes += static_cast<int64_t>(packed.perBatch * copies * sizeof(float));
-        packed_.emplace(&st, std::move(packed));
+        own_.emplace(&st, OwnStep{OwnForm::PackedB, std::move(packed)});
         aPacked = std::max(aPacked, sgemmScratchFloats(*kernel_, g.m, g.k));
       } else if (kernel_ && transposedFits(st, g, *kernel_)) {
         const float *src = static_cast<const float *>(args[e].of(s)[0]);
@@ -190,7 +195,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
         packed.data = allocFloats(packed.perBatch);
         packB(*kernel_, src, g.lda, !g.transA, g.k, g.m, packed.data.get());
         bytes += static_cast<int64_t>(packed.perBatch * sizeof(float));
-        transposedA_.emplace(&st, std::move(packed));
+        own_.emplace(&st, OwnStep{OwnForm::TransposedA, std::move(packed)});
         aPacked = std::max(aPacked, sgemmTransposedScratchFloats(*kernel_, g.batch, g.n, g.k));
         product = std::max(product, sgemmTransposedProductFloats(g.batch, g.m, g.n));
       } else if (kernel_ && packedAFits(st, g, *kernel_)) {
@@ -199,7 +204,7 @@ int64_t CpuGemm::reserve(const nncc_plan &plan, std::vector<StepArgs<void *>> &a
         packed.data = allocFloats(packed.perBatch);
         packA(*kernel_, src, g.lda, g.transA, g.m, g.k, packed.data.get());
         bytes += static_cast<int64_t>(packed.perBatch * sizeof(float));
-        packedA_.emplace(&st, std::move(packed));
+        own_.emplace(&st, OwnStep{OwnForm::PackedA, std::move(packed)});
         aPacked = std::max(aPacked, sgemmPackedAScratchFloats(*kernel_, g.n, g.k));
       }
       if (g.dtypeA != NNCC_DTYPE_F32)
@@ -236,10 +241,7 @@ void CpuGemm::runOwn(const GemmParams &g, const PackedWeight &b, void *const *ar
   for (int64_t i = 0; i < g.batch; ++i) {
     SgemmCall call{g.m,     g.n,     g.k,     a + i * g.strideA,
                    g.lda,   g.transA, b.data.get() + (g.strideB == 0 ? 0 : i * b.perBatch),
-                   c + i * g.strideC, g.ldc, g.alpha, g.beta, bias, static_cast<int>(g.activation)};
-    call.biasPerRow = g.biasPerRow;
-    call.clipMin = g.clipMin;
-    call.clipMax = g.clipMax;
+                   c + i * g.strideC, g.ldc, g.alpha, g.beta, epilogueOf(g, bias)};
     sgemmPacked(*kernel_, call, scratch_.get(), pool);
   }
 }
@@ -253,10 +255,7 @@ void CpuGemm::runPackedA(const GemmParams &g, const PackedWeight &a, void *const
     SgemmPackedACall call{g.m,      g.n,      g.k,     a.data.get(),
                           b + i * g.strideB,  g.ldb,   g.transB,
                           c + i * g.strideC,  g.ldc,   g.alpha,
-                          g.beta,   bias,     static_cast<int>(g.activation)};
-    call.biasPerRow = g.biasPerRow;
-    call.clipMin = g.clipMin;
-    call.clipMax = g.clipMax;
+                          g.beta,   epilogueOf(g, bias)};
     sgemmPackedA(*kernel_, call, scratch_.get(), pool);
   }
 }
@@ -276,42 +275,31 @@ void CpuGemm::runTransposed(const GemmParams &g, const PackedWeight &at, void *c
                            g.ldc,
                            g.strideC,
                            g.alpha};
-  if (g.activation != NNCC_ACTIVATION_GELU) { // else runEpilogue after it
-    call.bias = g.hasBias ? static_cast<const float *>(args[3]) : nullptr;
-    call.biasPerRow = g.biasPerRow;
-    call.activation = static_cast<int>(g.activation);
-    call.clipMin = g.clipMin;
-    call.clipMax = g.clipMax;
-  }
+  if (g.activation != NNCC_ACTIVATION_GELU) // else runEpilogue after it
+    call.epilogue = epilogueOf(g, g.hasBias ? static_cast<const float *>(args[3]) : nullptr);
   sgemmTransposed(*kernel_, call, product_.get(), scratch_.get(), pool);
 }
 
 Status CpuGemm::run(const nncc_step &step, void *const *args, ThreadPool &pool) {
-  if (!packed_.empty()) {
-    auto own = packed_.find(&step);
-    if (own != packed_.end()) {
-      runOwn(decodeGemm(step), own->second, args, pool);
-      return Status::ok();
-    }
-  }
-  if (!packedA_.empty()) {
-    auto own = packedA_.find(&step);
-    if (own != packedA_.end()) {
-      runPackedA(decodeGemm(step), own->second, args, pool);
-      return Status::ok();
-    }
-  }
-  if (!transposedA_.empty()) {
-    auto own = transposedA_.find(&step);
-    if (own != transposedA_.end()) {
-      GemmParams g = decodeGemm(step);
-      runTransposed(g, own->second, args, pool);
+  if (auto own = own_.find(&step); own != own_.end()) {
+    GemmParams g = decodeGemm(step);
+    const PackedWeight &weight = own->second.weight;
+    switch (own->second.form) {
+    case OwnForm::PackedB:
+      runOwn(g, weight, args, pool);
+      break;
+    case OwnForm::PackedA:
+      runPackedA(g, weight, args, pool);
+      break;
+    case OwnForm::TransposedA:
+      runTransposed(g, weight, args, pool);
       // The transpose applies bias, ReLU and Clip; GELU gets its own pass.
       if (g.activation == NNCC_ACTIVATION_GELU)
         runEpilogue(g, static_cast<float *>(args[2]), static_cast<const float *>(args[3]), nullptr,
                     pool);
-      return Status::ok();
+      break;
     }
+    return Status::ok();
   }
   const Blas *blas = nullptr;
   NNCC_RETURN_IF_ERROR(Blas::get(&blas));

@@ -33,7 +33,7 @@ namespace nncc::rt {
 class CpuGemm {
 public:
   /// Sizes the f32 scratch for the largest GEMM step of `plan` that needs
-  /// it, so running allocates nothing, and packs the B operand of every
+  /// it, so running allocates nothing, and packs the weight operand of every
   /// step that runs on the runtime's own kernel; `args` are the steps'
   /// resolved arguments (weights resolved), per entry. Returns the bytes
   /// allocated.
@@ -51,6 +51,17 @@ private:
     AlignedFloats data;
     size_t perBatch;
   };
+  /// How a step runs on the own kernel (reserve() picks it), and its
+  /// weight packed for that form.
+  enum class OwnForm {
+    PackedB,     // sgemmPacked: op(B) packed
+    PackedA,     // sgemmPackedA: op(A) packed
+    TransposedA, // sgemmTransposed: op(A)^T packed as the kernel's B
+  };
+  struct OwnStep {
+    OwnForm form;
+    PackedWeight weight;
+  };
   void runOwn(const GemmParams &g, const PackedWeight &b, void *const *args, ThreadPool &pool);
   /// A weight A's product as it is (sgemmPackedA): `a` is op(A) packed.
   void runPackedA(const GemmParams &g, const PackedWeight &a, void *const *args, ThreadPool &pool);
@@ -64,11 +75,8 @@ private:
 
   std::vector<float> a_, b_, c_, bias_;
   const SgemmKernel *kernel_ = nullptr;
-  std::unordered_map<const nncc_step *, PackedWeight> packed_;
-  /// Steps whose weight A runs as it is, with op(A) packed.
-  std::unordered_map<const nncc_step *, PackedWeight> packedA_;
-  /// Steps whose weight A runs transposed, with op(A)^T packed.
-  std::unordered_map<const nncc_step *, PackedWeight> transposedA_;
+  /// The steps that run on the own kernel; the others run on the BLAS.
+  std::unordered_map<const nncc_step *, OwnStep> own_;
   AlignedFloats scratch_; // packed A, sgemmTasks(threads) pieces
   AlignedFloats product_; // the stacked C^T of the transposed steps
 };

@@ -116,9 +116,9 @@ template <class Call> SgemmTile tileOf(const Call &g) {
   SgemmTile t{};
   t.alpha = g.alpha;
   t.beta = g.beta;
-  t.activation = g.activation;
-  t.clipMin = g.clipMin;
-  t.clipMax = g.clipMax;
+  t.activation = g.epilogue.activation;
+  t.clipMin = g.epilogue.clipMin;
+  t.clipMax = g.epilogue.clipMax;
   t.ldc = g.ldc;
   return t;
 }
@@ -163,8 +163,8 @@ void runTask(void *context, int64_t task) {
   }
   float *aPacked = job.scratch + task * static_cast<int64_t>(sgemmScratchFloats(kern, g.m, g.k));
   SgemmTile t = tileOf(g);
-  const float *columnBias = g.biasPerRow ? nullptr : g.bias;
-  const float *rowBias = g.biasPerRow ? g.bias : nullptr;
+  const float *columnBias = g.epilogue.biasPerRow ? nullptr : g.epilogue.bias;
+  const float *rowBias = g.epilogue.biasPerRow ? g.epilogue.bias : nullptr;
   for (int64_t pc = 0; pc < g.k; pc += kSgemmKc) {
     int64_t kc = std::min(kSgemmKc, g.k - pc);
     t.kc = kc;
@@ -255,8 +255,8 @@ void runPackedATask(void *context, int64_t task) {
   const int64_t jp0 = nPanels * task / job.tasks, jp1 = nPanels * (task + 1) / job.tasks;
   float *bPacked = job.scratch + task * static_cast<int64_t>(sgemmPackedAScratchFloats(kern, g.n, g.k));
   SgemmTile t = tileOf(g);
-  const float *columnBias = g.biasPerRow ? nullptr : g.bias;
-  const float *rowBias = g.biasPerRow ? g.bias : nullptr;
+  const float *columnBias = g.epilogue.biasPerRow ? nullptr : g.epilogue.bias;
+  const float *rowBias = g.epilogue.biasPerRow ? g.epilogue.bias : nullptr;
   for (int64_t pc = 0; pc < g.k; pc += kSgemmKc) {
     int64_t kc = std::min(kSgemmKc, g.k - pc);
     t.kc = kc;
@@ -321,7 +321,8 @@ void runTransposeTask(void *context, int64_t task) {
   const int64_t r1 = std::min(g.m, r0 + kTransposeRows);
   const float *p = job.product + i * g.n * g.m;
   float *c = g.c + i * g.strideC;
-  const bool epilogue = g.bias || g.activation != NNCC_ACTIVATION_NONE;
+  const SgemmEpilogue &e = g.epilogue;
+  const bool epilogue = e.bias || e.activation != NNCC_ACTIVATION_NONE;
   for (int64_t j0 = 0; j0 < g.n; j0 += 16) {
     int64_t j1 = std::min(g.n, j0 + 16);
     for (int64_t r = r0; r < r1; ++r) {
@@ -332,12 +333,12 @@ void runTransposeTask(void *context, int64_t task) {
       }
       for (int64_t j = j0; j < j1; ++j) {
         float v = p[j * g.m + r];
-        if (g.bias)
-          v += g.bias[g.biasPerRow ? r : j];
-        if (g.activation == NNCC_ACTIVATION_RELU)
+        if (e.bias)
+          v += e.bias[e.biasPerRow ? r : j];
+        if (e.activation == NNCC_ACTIVATION_RELU)
           v = v > 0 ? v : 0;
-        else if (g.activation == NNCC_ACTIVATION_CLIP)
-          v = std::min(std::max(v, g.clipMin), g.clipMax);
+        else if (e.activation == NNCC_ACTIVATION_CLIP)
+          v = std::min(std::max(v, e.clipMin), e.clipMax);
         c[r * g.ldc + j] = v;
       }
     }
@@ -362,7 +363,7 @@ void sgemmTransposed(const SgemmKernel &kern, const SgemmTransposedCall &g, floa
                      float *scratch, ThreadPool &pool) {
   // Row (i, j) of the stacked product is column j of op(B_i).
   SgemmCall call{g.batch * g.n, g.m,     g.k,  g.b,   g.ldb, !g.transB, g.packedAT,
-                 product,       g.m,     g.alpha, 0.0f, nullptr, NNCC_ACTIVATION_NONE};
+                 product,       g.m,     g.alpha, 0.0f, SgemmEpilogue{}};
   call.aBatchRows = g.n;
   call.aBatchStride = g.strideB;
   sgemmPacked(kern, call, scratch, pool);

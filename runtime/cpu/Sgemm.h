@@ -89,6 +89,15 @@ size_t packedBFloats(const SgemmKernel &kern, int64_t k, int64_t n);
 void packB(const SgemmKernel &kern, const float *b, int64_t ldb, bool transB, int64_t k,
            int64_t n, float *dst);
 
+/// What a call applies to its product before C is stored (after alpha and
+/// beta): a bias, then the activation.
+struct SgemmEpilogue {
+  const float *bias = nullptr; // n values, m with biasPerRow, or null
+  int activation = 0;          // nncc_activation
+  bool biasPerRow = false;     // one value per row of C, not per column
+  float clipMin = 0, clipMax = 0; // NNCC_ACTIVATION_CLIP's bounds
+};
+
 /// One GEMM over a packed B: C (m x n, ldc) = act(alpha * op(A) * B + beta * C
 /// + bias).
 struct SgemmCall {
@@ -100,15 +109,12 @@ struct SgemmCall {
   float *c;
   int64_t ldc;
   float alpha, beta;
-  const float *bias; // n values (m when biasPerRow), or null
-  int activation;
+  SgemmEpilogue epilogue; // a bias per row not with aBatchRows: it follows the call's rows
   /// When non-zero, op(A) stacks the same-shaped op(A_i) of a batch: row r
   /// is row r % aBatchRows of A_i, i = r / aBatchRows, which starts
   /// aBatchStride elements after A_0. One call then covers a batch whose
   /// items are too short to fill the row tiles on their own.
   int64_t aBatchRows = 0, aBatchStride = 0;
-  bool biasPerRow = false; // not with aBatchRows: the bias follows the call's rows
-  float clipMin = 0, clipMax = 0; // NNCC_ACTIVATION_CLIP's bounds
 };
 
 /// Floats of packed A one task needs for an m x k A (one M block by one K
@@ -144,10 +150,7 @@ struct SgemmPackedACall {
   float *c;
   int64_t ldc;
   float alpha, beta;
-  const float *bias; // n values (m when biasPerRow), or null
-  int activation;
-  bool biasPerRow = false;
-  float clipMin = 0, clipMax = 0; // NNCC_ACTIVATION_CLIP's bounds
+  SgemmEpilogue epilogue;
 };
 
 /// Floats of packed B one task of sgemmPackedA needs; it uses
@@ -174,12 +177,9 @@ struct SgemmTransposedCall {
   float *c; // m x n (ldc), item i at c + i * strideC
   int64_t ldc, strideC;
   float alpha;
-  /// Applied as the product is transposed into C: a bias of n values, or of
-  /// m with biasPerRow (or null), then NONE, RELU or CLIP (not GELU).
-  const float *bias = nullptr;
-  bool biasPerRow = false;
-  int activation = 0;
-  float clipMin = 0, clipMax = 0;
+  /// Applied as the product is transposed into C; NONE, RELU or CLIP (not
+  /// GELU).
+  SgemmEpilogue epilogue;
 };
 
 /// Floats of `product` and of the packing scratch (sgemmTasks(threads)

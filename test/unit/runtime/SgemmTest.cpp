@@ -93,28 +93,20 @@ void check(const SgemmKernel &kern, const Shape &s, int threads, std::mt19937 &r
   std::vector<float> c0 = c;
 
   ThreadPool pool(threads);
-  auto epilogueOf = [&](auto &call) {
-    call.biasPerRow = s.biasPerRow;
-    call.clipMin = s.clipMin;
-    call.clipMax = s.clipMax;
-  };
+  SgemmEpilogue epilogue{s.bias ? bias.data() : nullptr, s.activation, s.biasPerRow, s.clipMin, s.clipMax};
   if (which == Packed::B) {
     AlignedFloats packed = allocFloats(packedBFloats(kern, s.k, s.n));
     packB(kern, b.data(), ldb, s.transB, s.k, s.n, packed.get());
     AlignedFloats scratch = allocFloats(sgemmTasks(threads) * sgemmScratchFloats(kern, s.m, s.k));
-    SgemmCall call{s.m,      s.n,   s.k,     a.data(), lda,     s.transA, packed.get(),
-                   c.data(), ldc,   s.alpha, s.beta,   s.bias ? bias.data() : nullptr,
-                   s.activation};
-    epilogueOf(call);
+    SgemmCall call{s.m,      s.n, s.k,     a.data(), lda,     s.transA,
+                   packed.get(), c.data(), ldc, s.alpha,  s.beta, epilogue};
     sgemmPacked(kern, call, scratch.get(), pool);
   } else {
     AlignedFloats packed = allocFloats(packedAFloats(kern, s.m, s.k));
     packA(kern, a.data(), lda, s.transA, s.m, s.k, packed.get());
     AlignedFloats scratch = allocFloats(sgemmTasks(threads) * sgemmPackedAScratchFloats(kern, s.n, s.k));
-    SgemmPackedACall call{s.m,      s.n,   s.k,     packed.get(), b.data(), ldb, s.transB,
-                          c.data(), ldc,   s.alpha, s.beta,       s.bias ? bias.data() : nullptr,
-                          s.activation};
-    epilogueOf(call);
+    SgemmPackedACall call{s.m,      s.n, s.k,     packed.get(), b.data(), ldb,
+                          s.transB, c.data(), ldc, s.alpha,     s.beta,   epilogue};
     sgemmPackedA(kern, call, scratch.get(), pool);
   }
 
@@ -278,13 +270,8 @@ void checkTransposed(const SgemmKernel &kern, const BatchShape &s, int threads, 
   float alpha = 0.75f;
   SgemmTransposedCall call{s.batch,  s.m,      s.n,      s.k, packed.get(), b.data(), ldb,
                            strideB,  s.transB, c.data(), ldc,   strideC, alpha};
-  if (epilogue) {
-    call.bias = bias.data();
-    call.biasPerRow = s.biasPerRow;
-    call.activation = s.activation;
-    call.clipMin = 0;
-    call.clipMax = 6;
-  }
+  if (epilogue)
+    call.epilogue = SgemmEpilogue{bias.data(), s.activation, s.biasPerRow, 0, 6};
   sgemmTransposed(kern, call, product.get(), scratch.get(), pool);
 
   std::ostringstream what;
