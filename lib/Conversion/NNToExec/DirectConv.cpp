@@ -44,6 +44,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 
@@ -133,6 +134,26 @@ int64_t largestDivisorAtMost(int64_t n, int64_t bound) {
   return 1;
 }
 
+/// The output columns per tile: a divisor of the row width `ow` of at least
+/// `minimum` columns and at most four vectors, with the most of its vectors'
+/// lanes in use (every vector of a tile costs its FMAs whether its lanes
+/// hold columns or not); between equal fills, at most two vectors (more
+/// vectors leave fewer accumulators for channels and rows), then the widest.
+/// 0 when no divisor qualifies. An 80-wide row on 16 lanes: 16 columns (one
+/// full vector), not 4 chunks of 20 (two vectors, 62% of their lanes).
+int64_t chooseRowChunk(int64_t ow, int64_t lanes, int64_t minimum) {
+  int64_t best = 0;
+  auto rank = [&](int64_t columns) {
+    int64_t vectors = (columns + lanes - 1) / lanes;
+    return std::make_tuple(static_cast<double>(columns) / static_cast<double>(vectors * lanes), vectors <= 2,
+                           columns);
+  };
+  for (int64_t columns = std::max<int64_t>(minimum, 1); columns <= std::min(ow, 4 * lanes); ++columns)
+    if (ow % columns == 0 && (best == 0 || rank(columns) > rank(best)))
+      best = columns;
+  return best;
+}
+
 /// Tiles of this many output channels read a padded copy of the input (see
 /// the file comment).
 bool readsPaddedCopy(int64_t channels) { return channels >= 4; }
@@ -150,21 +171,10 @@ std::optional<Tiling> chooseTiling(const Window &g, const VectorUnit &unit) {
   RankedTensorType out = g.out;
   int64_t oh = out.getShape()[2], ow = out.getShape()[3];
   int64_t mg = out.getShape()[1] / g.group;
-  // Row chunks of at most two vectors each, as even as the width allows
-  // (chunks divide the row); when no such chunk is wide enough (a prime
-  // width), of up to four vectors.
   bool grouped = g.group > 1 || g.max;
   int64_t lanes = unit.lanes, minimum = grouped ? minGroupedColumns(unit) : minColumns(unit);
-  int64_t columns = 0;
-  for (int64_t maxVectors : {2, 4}) {
-    int64_t chunks = (ow + maxVectors * lanes - 1) / (maxVectors * lanes);
-    while (ow % chunks != 0)
-      ++chunks;
-    columns = ow / chunks;
-    if (columns >= minimum)
-      break;
-  }
-  if (columns < minimum)
+  int64_t columns = chooseRowChunk(ow, lanes, minimum);
+  if (columns == 0)
     return std::nullopt;
   // Only the leftmost tile may read left of a row's start.
   if (g.pads[1] > columns)

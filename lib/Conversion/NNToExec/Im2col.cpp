@@ -96,9 +96,79 @@ Value im2colWithOnesRow(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Va
   return tensor::InsertSliceOp::create(b, loc, ones, result, onesAt, onesSizes, unit);
 }
 
+namespace {
+
+/// True when every output element of `op` receives exactly one tap: in each
+/// spatial dim the stride equals the kernel extent, with no padding, no
+/// dilation and an output of exactly input x stride (the 2x2 stride-2
+/// upsampling of segmentation and detection heads).
+bool tapsTileTheOutput(nn::ConvTransposeOp op, ArrayRef<int64_t> colShape, ArrayRef<int64_t> outShape) {
+  int64_t spatial = static_cast<int64_t>(outShape.size()) - 2;
+  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(), dilations = op.getDilations();
+  for (int64_t d = 0; d < spatial; ++d)
+    if (strides[d] != colShape[2 + d] || pads[d] != 0 || pads[spatial + d] != 0 || dilations[d] != 1 ||
+        outShape[2 + d] != colShape[2 + spatial + d] * strides[d])
+      return false;
+  return true;
+}
+
+/// col2im when tapsTileTheOutput: one copy of col into the output seen as
+/// [n, m, i0, k0, i1, k1, ...] (+ bias[m]), no tap loop, no division or
+/// select per element; its innermost loops store contiguously and read k
+/// interleaved streams, which LLVM vectorizes as an interleave group.
+Value col2imTiled(OpBuilder &b, Location loc, Value col, Value bias, Value init) {
+  auto outType = cast<RankedTensorType>(init.getType());
+  auto colType = cast<RankedTensorType>(col.getType());
+  ArrayRef<int64_t> colShape = colType.getShape(); // [n, m, k..., i...]
+  int64_t spatial = outType.getRank() - 2, rank = 2 + 2 * spatial;
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> tiled{colShape[0], colShape[1]};
+  SmallVector<ReassociationIndices> groups{{0}, {1}};
+  SmallVector<AffineExpr> colExprs(rank);
+  colExprs[0] = getAffineDimExpr(0, ctx);
+  colExprs[1] = getAffineDimExpr(1, ctx);
+  for (int64_t d = 0; d < spatial; ++d) {
+    tiled.append({colShape[2 + spatial + d], colShape[2 + d]});
+    groups.push_back({2 + 2 * d, 3 + 2 * d});
+    colExprs[2 + spatial + d] = getAffineDimExpr(2 + 2 * d, ctx); // i_d
+    colExprs[2 + d] = getAffineDimExpr(3 + 2 * d, ctx);           // k_d
+  }
+  Type outElem = outType.getElementType(), elem = colType.getElementType();
+  // Through a whole-tensor slice of init, like im2colWithOnesRow: the
+  // reshapes then bufferize in place into the kernel's output buffer.
+  SmallVector<OpFoldResult> zeros(outType.getRank(), b.getIndexAttr(0)), ones(outType.getRank(), b.getIndexAttr(1)),
+      sizes;
+  for (int64_t d : outType.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  Value whole = tensor::ExtractSliceOp::create(b, loc, init, zeros, sizes, ones);
+  Value out = tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(tiled, outElem), whole, groups);
+  SmallVector<Value> inputs{col};
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, colExprs, ctx)};
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(AffineMap::get(rank, 0, getAffineDimExpr(1, ctx)));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
+  Value result = generic(b, loc, inputs, out, maps, parallel,
+                         [&](OpBuilder &nb, Location l, ValueRange s) -> SmallVector<Value> {
+                           // The bias in f32 like the taps, then one rounding.
+                           Value v = s[0];
+                           if (bias)
+                             v = addScalars(nb, l, v, castScalar(nb, l, s[1], outElem, false, elem, false));
+                           return {castScalar(nb, l, v, elem, false, outElem, false)};
+                         })[0];
+  Value collapsed = tensor::CollapseShapeOp::create(b, loc, outType, result, groups);
+  return tensor::InsertSliceOp::create(b, loc, collapsed, init, zeros, sizes, ones);
+}
+
+} // namespace
+
 Value col2im(OpBuilder &b, Location loc, nn::ConvTransposeOp op, Value col, Value bias, Value init) {
   auto outType = cast<RankedTensorType>(init.getType());
   auto colShape = cast<RankedTensorType>(col.getType()).getShape(); // [n, m, k..., i...]
+  if (tapsTileTheOutput(op, colShape, outType.getShape()))
+    return col2imTiled(b, loc, col, bias, init);
   int64_t rank = outType.getRank(), spatial = rank - 2;
   ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(), dilations = op.getDilations();
   MLIRContext *ctx = b.getContext();

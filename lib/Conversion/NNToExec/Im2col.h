@@ -39,7 +39,9 @@ mlir::Value im2colWithOnesRow(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp
 /// write conflicts (GPU threads, CPU vector lanes); the taps are a reduction
 /// between the channel and the output positions, so the innermost loop walks
 /// an output row. `col` is f32 (the GEMM accumulates in f32); the taps and
-/// the bias are summed in f32 and a low-precision result rounded once.
+/// the bias are summed in f32 and a low-precision result rounded once. When
+/// each output element has exactly one tap (stride = kernel, no padding),
+/// the kernel is a plain interleaving copy instead.
 mlir::Value col2im(mlir::OpBuilder &b, mlir::Location loc, nn::ConvTransposeOp op, mlir::Value col, mlir::Value bias,
                    mlir::Value init);
 

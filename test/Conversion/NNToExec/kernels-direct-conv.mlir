@@ -106,3 +106,20 @@ func.func @stem_loops_kernel_rows(%x: tensor<1x3x32x32xf32>, %w: tensor<8x3x7x7x
   %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x3x32x32xf32>, tensor<8x3x7x7xf32>) -> tensor<1x8x16x16xf32>
   return %0 : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// The column chunk fills its vectors: an 80-wide row on 16 lanes is tiled
+// as 5 chunks of 16 columns (one full vector: 8 channels x 2 rows, 20
+// tasks), not 4 chunks of 20 (two vectors, 62% of their lanes); on AVX2's
+// 8 lanes, 16 columns are two full vectors (4 channels x 1 row, 80 tasks).
+// AVX2-LABEL: func.func @row_chunk_fills_its_vectors
+// AVX2: scf.forall (%{{.*}}) in (80)
+// AVX2: tensor.parallel_insert_slice {{.*}} [1, 4, 1, 16] [1, 1, 1, 1] : tensor<4x1x16xf32> into tensor<1x8x8x80xf32>
+// CHECK-LABEL: func.func @row_chunk_fills_its_vectors
+// CHECK: scf.forall (%{{.*}}) in (20)
+// CHECK: tensor.parallel_insert_slice {{.*}} [1, 8, 2, 16] [1, 1, 1, 1] : tensor<8x2x16xf32> into tensor<1x8x8x80xf32>
+func.func @row_chunk_fills_its_vectors(%x: tensor<1x8x8x80xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x8x80xf32> {
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x8x80xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x80xf32>
+  return %0 : tensor<1x8x8x80xf32>
+}

@@ -122,6 +122,27 @@ func.func @conv_transpose(%x: tensor<2x4x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: 
 
 // -----
 
+// Stride = kernel without padding (2x2 stride-2 upsampling): each output
+// element has exactly one tap, so col2im is one copy of col into the output
+// seen as [n, m, i0, k0, i1, k1] plus the bias, all loops parallel, no tap
+// reduction.
+// CHECK-LABEL: func.func @conv_transpose_taps_tile_the_output
+// CHECK: exec.launch @k0_col2im({{.*}}) {nodes = "up2"} : (tensor<2x3x2x2x8x8xf32>, tensor<3xf32>) -> tensor<2x3x16x16xf32>
+// CHECK: func.func private @k0_col2im
+// CHECK: tensor.expand_shape {{.*}} output_shape [2, 3, 8, 2, 8, 2] : tensor<2x3x16x16xf32> into tensor<2x3x8x2x8x2xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%arg0, %arg1 : tensor<2x3x2x2x8x8xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<2x3x8x2x8x2xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK: tensor.collapse_shape
+// CHECK-NOT: reduction
+
+func.func @conv_transpose_taps_tile_the_output(%x: tensor<2x4x8x8xf32>, %w: tensor<4x3x2x2xf32>, %b: tensor<3xf32>) -> tensor<2x3x16x16xf32> {
+  %0 = nn.conv_transpose %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x4x8x8xf32>, tensor<4x3x2x2xf32>, tensor<3xf32>) -> tensor<2x3x16x16xf32> loc("up2")
+  return %0 : tensor<2x3x16x16xf32>
+}
+
+// -----
+
 // A grouped transposed convolution of one image: one GEMM batched over the
 // groups (group g's [C/g, M/g*K] weights against its [C/g, P_in] channels),
 // whose results, group after group, are the output channels in order.
