@@ -120,11 +120,12 @@ bool ownKernelFits(const nncc_step &st, const GemmParams &g) {
 
 /// Whether a product whose A is the module weight runs on the own kernel
 /// transposed (sgemmTransposed): op(A)^T is then packed once, when the
-/// session is created. Only for f32 without an accumulator, one A for the
-/// whole batch, and where the cost model says so (sgemmTransposedIsCheaper).
+/// session is created. Only for f32, one A for the whole batch, and where
+/// the cost model says so (sgemmTransposedIsCheaper); an accumulator (beta,
+/// a convolution's residual) is added as the product is transposed into C.
 bool transposedFits(const nncc_step &st, const GemmParams &g, const SgemmKernel &kern) {
   return g.dtypeA == NNCC_DTYPE_F32 && g.dtypeB == NNCC_DTYPE_F32 && g.dtypeC == NNCC_DTYPE_F32 &&
-         g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0 && g.batch * g.n > 1 && g.beta == 0 &&
+         g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0 && g.batch * g.n > 1 &&
          (g.strideA == 0 || g.batch == 1) && st.args[0].kind == NNCC_BUFFER_WEIGHT &&
          st.args[1].kind != NNCC_BUFFER_WEIGHT && sgemmTransposedIsCheaper(kern, g.m, g.n, g.k);
 }
@@ -274,7 +275,8 @@ void CpuGemm::runTransposed(const GemmParams &g, const PackedWeight &at, void *c
                            static_cast<float *>(args[2]),
                            g.ldc,
                            g.strideC,
-                           g.alpha};
+                           g.alpha,
+                           g.beta};
   if (g.activation != NNCC_ACTIVATION_GELU) // else runEpilogue after it
     call.epilogue = epilogueOf(g, g.hasBias ? static_cast<const float *>(args[3]) : nullptr);
   sgemmTransposed(*kernel_, call, product_.get(), scratch_.get(), pool);

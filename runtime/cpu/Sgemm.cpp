@@ -322,7 +322,7 @@ void runTransposeTask(void *context, int64_t task) {
   const float *p = job.product + i * g.n * g.m;
   float *c = g.c + i * g.strideC;
   const SgemmEpilogue &e = g.epilogue;
-  const bool epilogue = e.bias || e.activation != NNCC_ACTIVATION_NONE;
+  const bool epilogue = e.bias || e.activation != NNCC_ACTIVATION_NONE || g.beta != 0;
   for (int64_t j0 = 0; j0 < g.n; j0 += 16) {
     int64_t j1 = std::min(g.n, j0 + 16);
     for (int64_t r = r0; r < r1; ++r) {
@@ -333,6 +333,8 @@ void runTransposeTask(void *context, int64_t task) {
       }
       for (int64_t j = j0; j < j1; ++j) {
         float v = p[j * g.m + r];
+        if (g.beta != 0)
+          v += g.beta * c[r * g.ldc + j];
         if (e.bias)
           v += e.bias[e.biasPerRow ? r : j];
         if (e.activation == NNCC_ACTIVATION_RELU)

@@ -177,8 +177,10 @@ struct SgemmTransposedCall {
   float *c; // m x n (ldc), item i at c + i * strideC
   int64_t ldc, strideC;
   float alpha;
-  /// Applied as the product is transposed into C; NONE, RELU or CLIP (not
-  /// GELU).
+  /// C = act(alpha * op(A) op(B_i) + beta * C + bias): beta * C (a
+  /// residual), the bias and the activation (NONE, RELU or CLIP, not GELU)
+  /// are applied as the product is transposed into C.
+  float beta = 0;
   SgemmEpilogue epilogue;
 };
 

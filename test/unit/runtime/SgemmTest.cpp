@@ -244,6 +244,7 @@ struct BatchShape {
   int64_t padB, gapB, padC, gapC; // ldb - columns, strideB - item, ldc - n, strideC - item
   int activation = NNCC_ACTIVATION_NONE; // with a bias when not NONE
   bool biasPerRow = false;
+  float beta = 0; // C = act(alpha * AB + beta * C + bias): a residual when 1
 };
 
 /// sgemmTransposed on `kern` against a float64 reference, and the padding
@@ -269,7 +270,7 @@ void checkTransposed(const SgemmKernel &kern, const BatchShape &s, int threads, 
   ThreadPool pool(threads);
   float alpha = 0.75f;
   SgemmTransposedCall call{s.batch,  s.m,      s.n,      s.k, packed.get(), b.data(), ldb,
-                           strideB,  s.transB, c.data(), ldc,   strideC, alpha};
+                           strideB,  s.transB, c.data(), ldc,   strideC, alpha, s.beta};
   if (epilogue)
     call.epilogue = SgemmEpilogue{bias.data(), s.activation, s.biasPerRow, 0, 6};
   sgemmTransposed(kern, call, product.get(), scratch.get(), pool);
@@ -277,7 +278,7 @@ void checkTransposed(const SgemmKernel &kern, const BatchShape &s, int threads, 
   std::ostringstream what;
   what << kern.name << " batch=" << s.batch << " m=" << s.m << " n=" << s.n << " k=" << s.k
        << " tA=" << s.transA << " tB=" << s.transB << " act=" << s.activation << " perRow=" << s.biasPerRow
-       << " threads=" << threads;
+       << " beta=" << s.beta << " threads=" << threads;
   int failures = 0;
   for (int64_t i = 0; i < s.batch; ++i)
     for (int64_t e = 0; e < strideC; ++e) {
@@ -295,10 +296,10 @@ void checkTransposed(const SgemmKernel &kern, const BatchShape &s, int threads, 
         acc += x * y;
         mag += std::fabs(x * y);
       }
-      double want = alpha * acc;
+      double want = alpha * acc + s.beta * c0[i * strideC + e];
       if (epilogue)
         want = activate(s.activation, want + bias[s.biasPerRow ? r : j], 0, 6);
-      double allowed = 1e-6 * (alpha * mag + 2) * std::sqrt(double(s.k) + 1);
+      double allowed = 1e-6 * (alpha * mag + 3) * std::sqrt(double(s.k) + 1);
       if (!(std::fabs(got - want) <= allowed) && ++failures <= 3)
         ADD_FAILURE() << what.str() << ": C_" << i << "[" << r << "," << j << "] = " << got
                       << ", expected " << want;
@@ -319,6 +320,11 @@ TEST(Sgemm, TransposedProductOverABatch) {
       // The epilogue the transpose applies: bias per row or column, ReLU, Clip.
       checkTransposed(*kern, {3, 40, 16, 64, false, false, 0, 0, 2, 3, NNCC_ACTIVATION_CLIP, true}, threads, rng);
       checkTransposed(*kern, {2, 33, 7, 30, false, false, 0, 0, 0, 0, NNCC_ACTIVATION_RELU, false}, threads, rng);
+      // A residual as the accumulator (beta), alone and under bias + Clip.
+      checkTransposed(*kern, {3, 40, 16, 64, false, false, 0, 0, 2, 3, NNCC_ACTIVATION_NONE, false, 1}, threads,
+                      rng);
+      checkTransposed(*kern, {2, 70, 49, 96, false, true, 1, 3, 0, 7, NNCC_ACTIVATION_CLIP, true, 0.5f}, threads,
+                      rng);
     }
 }
 
