@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Direct convolution kernels (lib/Conversion/NNToExec/DirectConv.cpp) against numpy.
+"""Direct and implicit-GEMM convolution kernels (lib/Conversion/NNToExec/DirectConv.cpp,
+ImplicitGemmConv.cpp) against numpy.
 
     /usr/bin/python3 test/e2e/direct_conv_test.py --nncc build/bin/nncc --nncc-run build/bin/nncc-run
         [--work-dir DIR]
@@ -9,8 +10,9 @@ with --target=cpu, where eligible convolutions run as direct kernels, for
 AVX2 (--cpu=x86-64-v3, the default: 8 lanes, 16 registers) and AVX-512
 (--cpu=x86-64-v4: 16 lanes, 32 registers), whose kernels are blocked
 differently. The test checks that the case takes the path it names for each
-(a direct kernel: `vector.fma` in --emit=exec; otherwise im2col + GEMM or the
-generic loop kernel), runs it on seeded random inputs (the AVX-512 module only
+(a direct kernel: `vector.fma` in --emit=exec and no transpose; an implicit-GEMM
+kernel, output channels in the lanes: `vector.fma` and the transpose of its
+position-major result; otherwise im2col + GEMM or the generic loop kernel), runs it on seeded random inputs (the AVX-512 module only
 where this machine has AVX-512) and compares with a float64 numpy convolution:
 max |out - ref| <= 1e-4 * max(1, max |ref|). The same case compiled for
 cpu + cuda:sm_90 must not use the direct kernel (GPUs keep im2col + cuBLASLt),
@@ -35,8 +37,10 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_util import read_tensor, run, run_checks, work_folder  # noqa: E402
 
+IMPLICIT = "implicit"
 # (name, direct?, n, cin, cout, h, w, kernel, pads [t, l, b, r], group, dilations, strides[, epilogue])
-# direct?: a bool for both CPUs, or {cpu: bool} where they differ.
+# direct?: True (a direct kernel), IMPLICIT (an implicit-GEMM kernel) or False for both CPUs, or
+# {cpu: that} where they differ.
 # epilogue: "+"-joined steps after the Conv: residual (Add(conv, r)), residual_lhs (Add(r, conv)), relu,
 # clip6, clip_minus_inf; nobias (first) drops the Conv's bias.
 CASES = [
@@ -50,9 +54,20 @@ CASES = [
     ("depthwise_56", True, 2, 32, 32, 56, 56, 3, [1, 1, 1, 1], 32, [1, 1], [1, 1]),
     ("grouped_narrow_chunks", True, 1, 8, 8, 13, 30, 3, [0, 3, 2, 4], 8, [1, 1], [1, 1]),
     ("depthwise_7x7", True, 2, 24, 24, 7, 7, 3, [1, 1, 1, 1], 24, [1, 1], [1, 1]),
-    # 7 columns fill 7 of AVX2's 8 lanes but 7 of AVX-512's 16.
-    ("dense_7x7", {"x86-64-v3": True, "x86-64-v4": False}, 2, 16, 16, 7, 7, 3, [1, 1, 1, 1], 1, [1, 1],
+    # 7 columns fill 7 of AVX2's 8 lanes but 7 of AVX-512's 16: there, 16 output channels fill them.
+    ("dense_7x7", {"x86-64-v3": True, "x86-64-v4": IMPLICIT}, 2, 16, 16, 7, 7, 3, [1, 1, 1, 1], 1, [1, 1],
      [1, 1]),
+    # Implicit GEMM: ResNet's 4x4 stage entered with stride 2, Relu folded (4 positions x 4 vectors on
+    # AVX-512, 4 x 2 on AVX2); a residual Add stays a kernel after the transpose; dilation, uneven pads
+    # and no bias.
+    ("implicit_gemm_4x4_stride2_relu", IMPLICIT, 2, 32, 64, 8, 8, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "relu"),
+    ("implicit_gemm_7x7_residual_relu", {"x86-64-v3": True, "x86-64-v4": IMPLICIT}, 2, 32, 32, 7, 7, 3,
+     [1, 1, 1, 1], 1, [1, 1], [1, 1], "residual+relu"),
+    # 8 columns on AVX-512 at 64 channels: tiles of 4 positions x 4 vectors, two per row.
+    ("implicit_gemm_two_chunks_per_row", {"x86-64-v3": True, "x86-64-v4": IMPLICIT}, 1, 16, 64, 8, 8, 3,
+     [1, 1, 1, 1], 1, [1, 1], [1, 1]),
+    ("implicit_gemm_dilated_uneven_pads_clip6", IMPLICIT, 1, 8, 16, 6, 4, 3, [2, 1, 0, 2], 1, [2, 1], [1, 1],
+     "nobias+clip6"),
     ("7x7_wide", True, 1, 2, 8, 7, 70, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
     ("stem_7x7_stride2", True, 2, 3, 32, 112, 112, 7, [3, 3, 3, 3], 1, [1, 1], [2, 2]),
     ("3x3_stride2", True, 2, 16, 32, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2]),
@@ -76,8 +91,9 @@ CASES = [
     # One output position per image from a window narrower than the padded input: its im2col loops
     # must not be collapsed as if they covered whole rows.
     ("unit_output_strided_window", False, 2, 4, 6, 3, 2, 3, [0, 2, 0, 0], 1, [1, 1], [3, 3]),
-    # Small images as the transposed GEMM (weights as the runtime's packed B; see TRANSPOSED_GEMM).
-    ("small_image_packed_weights", False, 1, 32, 48, 4, 4, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
+    # Small images as the transposed GEMM (weights as the runtime's packed B; see TRANSPOSED_GEMM) where
+    # the output channels are no whole vectors.
+    ("small_image_packed_weights", False, 1, 32, 44, 4, 4, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
     ("pointwise_packed_weights", False, 1, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
     # One GEMM per image of a batch keeps the weights as A.
     ("pointwise_batch_weights_as_a", False, 3, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
@@ -95,7 +111,7 @@ CASES = [
     ("pointwise_clip_minus_inf_on_gemm", False, 2, 8, 20, 30, 30, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1],
      "clip_minus_inf"),
     # Rows of 5 fill too few lanes for a direct kernel; 30 positions >= K = 18 keep the weights as A.
-    ("im2col_no_bias_clip6_on_gemm", False, 1, 2, 24, 6, 5, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1], "nobias+clip6"),
+    ("im2col_no_bias_clip6_on_gemm", False, 1, 2, 20, 6, 5, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1], "nobias+clip6"),
     # The transposed product cannot take the residual as its C: the bias rides on it, the Add and
     # Relu stay a kernel after the transpose.
     ("pointwise_packed_weights_residual_relu", False, 1, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1],
@@ -107,7 +123,6 @@ CASES = [
 # SGEMM (NNCC_CPU_HIDE_FEATURES=avx512f); a CPU without AVX2 and FMA refuses such a module, and a
 # module for a CPU without them keeps the weights as A.
 TRANSPOSED_GEMM = {
-    "dense_7x7": {"x86-64-v4"},
     "unit_output_strided_window": {"x86-64-v3", "x86-64-v4"},
     "small_image_packed_weights": {"x86-64-v3", "x86-64-v4"},
     "pointwise_packed_weights": {"x86-64-v3", "x86-64-v4"},
@@ -128,6 +143,13 @@ RUNTIME_TRANSPOSED = {"pointwise_batch_runtime_transposed", "pointwise_batch_16_
 
 
 CPUS = ("x86-64-v3", "x86-64-v4")
+
+
+def kernel_kind(exec_ir):
+    """True (a direct kernel), IMPLICIT (an implicit-GEMM kernel and its transpose) or False."""
+    if "vector.fma" not in exec_ir:
+        return False
+    return IMPLICIT if "_transpose(" in exec_ir else True
 AVX512_LEVEL = {"avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl"}
 
 
@@ -208,13 +230,16 @@ def check(case, args, work, rng):
         expected = direct[cpu] if isinstance(direct, dict) else direct
         exec_ir = run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "--emit=exec", "-o", "-"],
                       "nncc --emit=exec")
-        if ("vector.fma" in exec_ir) != expected:
-            return False, f"{name}: FAIL expected {'a direct kernel' if expected else 'no direct kernel'} for {cpu}"
+        if kernel_kind(exec_ir) != expected:
+            what = {True: "a direct kernel", IMPLICIT: "an implicit-GEMM kernel", False: "no direct kernel"}
+            return False, f"{name}: FAIL expected {what[expected]} for {cpu}"
         transposed = cpu in TRANSPOSED_GEMM.get(name, ())
         if ("trans_a = true, trans_b = true" in exec_ir) != transposed:
             return False, f"{name}: FAIL expected {'the' if transposed else 'no'} transposed GEMM for {cpu}"
-        launches = [line for line in exec_ir.splitlines() if "exec.launch" in line and "_pad(" not in line]
-        if epilogue and expected and len(launches) != 1:
+        launches = [line for line in exec_ir.splitlines()
+                    if "exec.launch" in line and "_pad(" not in line and "_transpose(" not in line]
+        folds = epilogue and expected and not (expected == IMPLICIT and "residual" in epilogue)
+        if folds and len(launches) != 1:
             return False, f"{name}: FAIL the {epilogue} was not folded into the convolution's kernel for {cpu}"
         if name in GEMM_EPILOGUE and ([line for line in launches if "_im2col(" not in line] or
                                       ("bias_per_row = true" in exec_ir) != with_bias):

@@ -1,6 +1,7 @@
 #ifndef NNCC_LIB_CONVERSION_NNTOEXEC_CONTRACTIONS_H
 #define NNCC_LIB_CONVERSION_NNTOEXEC_CONTRACTIONS_H
 
+#include "dialects/Exec/ExecOps.h"
 #include "dialects/NN/NNOps.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -49,6 +50,11 @@ struct ConvEpilogue;
 /// the GEMM step; `conv` (and the epilogue's ops) are replaced.
 mlir::LogicalResult lowerConvToGemm(nn::ConvOp conv, mlir::SymbolTable &symbols, bool cpuOnly,
                                     bool packedWeights, const ConvEpilogue *epilogue);
+
+/// A kernel of `conv` writing the rank-3 `x` with its axes permuted: result
+/// axis i is x's axis perm[i].
+mlir::FailureOr<exec::LaunchOp> transposeKernel(nn::ConvOp conv, mlir::SymbolTable &symbols, mlir::Value x,
+                                                llvm::ArrayRef<int64_t> perm);
 
 /// Replaces conv(x, w, b) by add(conv(x, w), b viewed as [M, 1, ...]) and
 /// returns the add.

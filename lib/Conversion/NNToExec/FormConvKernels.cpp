@@ -5,6 +5,7 @@
 #include "lib/Conversion/NNToExec/Contractions.h"
 #include "lib/Conversion/NNToExec/DirectConv.h"
 #include "lib/Conversion/NNToExec/Im2col.h"
+#include "lib/Conversion/NNToExec/ImplicitGemmConv.h"
 #include "lib/Conversion/NNToExec/Outline.h"
 #include "lib/Conversion/NNToExec/PassDetail.h"
 
@@ -148,6 +149,49 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
   return success();
 }
 
+/// `conv` as its implicit-GEMM kernel (after the kernel making the padded
+/// copy it reads) and the transpose of its position-major result: the bias
+/// and, without a residual, the clamp of `epilogue` in the kernel; a
+/// residual's add and what follows it stay ops after the transpose (the
+/// position-major tile is not the residual's layout).
+LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue,
+                                           const ImplicitGemmTiling &tiling, SymbolTable &symbols) {
+  ConvEpilogue folded = epilogue.residual ? ConvEpilogue{} : epilogue;
+  folded.moveConvToItsEnd(conv);
+  Location loc = conv.getLoc();
+  OpBuilder b(conv);
+  auto copy = outlineKernel(conv, symbols, "pad", conv.getInput(), TypeRange{implicitGemmInputType(conv)},
+                            [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                              return SmallVector<Value>{buildImplicitGemmInputCopy(kb, loc, conv, args[0], inits[0])};
+                            });
+  if (failed(copy))
+    return failure();
+  Operation *oldWeights = conv.getWeight().getDefiningOp();
+  Value weights = nn::ConstantOp::create(b, loc, implicitGemmWeights(conv, tiling));
+  SmallVector<Value> operands{copy->getResult(0), weights};
+  if (conv.getBias())
+    operands.push_back(conv.getBias());
+  auto out = cast<RankedTensorType>(conv.getType());
+  ArrayRef<int64_t> shape = out.getShape();
+  auto byPosition = RankedTensorType::get({shape[0], shape[2] * shape[3], shape[1]}, out.getElementType());
+  auto launch = outlineKernel(
+      conv, symbols, "conv", operands, TypeRange{byPosition},
+      [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+        Value bias = conv.getBias() ? args[2] : Value();
+        return SmallVector<Value>{
+            buildImplicitGemmConvolution(kb, loc, conv, args[0], args[1], bias, folded.clamp, inits[0], tiling)};
+      });
+  if (failed(launch))
+    return failure();
+  FailureOr<exec::LaunchOp> transposed = transposeKernel(conv, symbols, launch->getResult(0), {0, 2, 1});
+  if (failed(transposed))
+    return failure();
+  folded.replaceConvAndOps(conv, exec::ViewOp::create(b, loc, out, transposed->getResult(0)));
+  if (oldWeights && oldWeights->use_empty())
+    oldWeights->erase();
+  return success();
+}
+
 /// CPU-only modules: each convolution isDirectConvolution accepts becomes
 /// its direct kernel, with the residual add and ReLU/Clip after it folded in
 /// when fusing; when fusing, the other ungrouped f32 convolutions with a
@@ -156,16 +200,22 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
 /// like any other launch's or GEMM's.
 LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, bool fuse, const VectorUnit &unit,
                                       bool packedWeights) {
-  SmallVector<nn::ConvOp> convs, gemms;
+  SmallVector<nn::ConvOp> convs, implicitGemms, gemms;
   func.walk([&](nn::ConvOp conv) {
     if (isDirectConvolution(conv, unit))
       convs.push_back(conv);
+    else if (implicitGemmTiling(conv, unit))
+      implicitGemms.push_back(conv);
     else if (fuse && isLibraryContraction(conv) && isF32(conv.getInput()) && isF32(conv.getWeight()) &&
              isF32(conv.getResult()) && cast<RankedTensorType>(conv.getType()).hasStaticShape())
       gemms.push_back(conv);
   });
   for (nn::ConvOp conv : convs)
     if (failed(lowerDirectConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{}, unit, symbols)))
+      return failure();
+  for (nn::ConvOp conv : implicitGemms)
+    if (failed(lowerImplicitGemmConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{},
+                                            *implicitGemmTiling(conv, unit), symbols)))
       return failure();
   for (nn::ConvOp conv : gemms) {
     ConvEpilogue epilogue = matchConvEpilogue(conv);

@@ -77,6 +77,35 @@ Value fill(OpBuilder &b, Location loc, Value init, Value value) {
   return linalg::FillOp::create(b, loc, value, init).getResult(0);
 }
 
+Value fillBox(OpBuilder &b, Location loc, Value t, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes, Value value) {
+  if (llvm::is_contained(sizes, 0))
+    return t;
+  SmallVector<OpFoldResult> at, extent, unit(offsets.size(), b.getIndexAttr(1));
+  for (auto [o, n] : llvm::zip_equal(offsets, sizes)) {
+    at.push_back(b.getIndexAttr(o));
+    extent.push_back(b.getIndexAttr(n));
+  }
+  Value box = tensor::ExtractSliceOp::create(b, loc, t, at, extent, unit);
+  return tensor::InsertSliceOp::create(b, loc, fill(b, loc, box, value), t, at, extent, unit);
+}
+
+Value copyWithZeroBorder(OpBuilder &b, Location loc, Value x, Value init, ArrayRef<int64_t> pads) {
+  auto xShape = cast<RankedTensorType>(x.getType()).getShape();
+  int64_t n = xShape[0], c = xShape[1], h = xShape[2], w = xShape[3];
+  int64_t top = pads[0], left = pads[1], bottom = pads[2], right = pads[3], width = left + w + right;
+  Type elem = cast<RankedTensorType>(init.getType()).getElementType();
+  Value zero = scalarConstant(b, loc, elem, 0);
+  Value copy = fillBox(b, loc, init, {0, 0, 0, 0}, {n, c, top, width}, zero);
+  copy = fillBox(b, loc, copy, {0, 0, top + h, 0}, {n, c, bottom, width}, zero);
+  copy = fillBox(b, loc, copy, {0, 0, top, 0}, {n, c, h, left}, zero);
+  copy = fillBox(b, loc, copy, {0, 0, top, left + w}, {n, c, h, right}, zero);
+  SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(top), b.getIndexAttr(left)};
+  SmallVector<OpFoldResult> sizes, ones(4, b.getIndexAttr(1));
+  for (int64_t d : xShape)
+    sizes.push_back(b.getIndexAttr(d));
+  return tensor::InsertSliceOp::create(b, loc, x, copy, offsets, sizes, ones);
+}
+
 Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> pads, Value value) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t spatial = type.getRank() - 2;

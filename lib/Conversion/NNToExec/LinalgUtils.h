@@ -61,6 +61,18 @@ llvm::SmallVector<int64_t> coveringPads(llvm::ArrayRef<int64_t> pads, llvm::Arra
                                         llvm::ArrayRef<int64_t> outShape, llvm::ArrayRef<int64_t> kernel,
                                         llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> dilations);
 
+/// `t` with its box at `offsets` of `sizes` (nothing when empty) set to
+/// `value`, in place.
+mlir::Value fillBox(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t, llvm::ArrayRef<int64_t> offsets,
+                    llvm::ArrayRef<int64_t> sizes, mlir::Value value);
+
+/// `x` [N, C, H, W] into `init` [N, C, H + pads[0] + pads[2], W + pads[1] +
+/// pads[3]] at (pads[0], pads[1]), zeros around it: each element of `init`
+/// written once (zeros on the border only, not a fill of the whole copy
+/// that the input then overwrites).
+mlir::Value copyWithZeroBorder(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value init,
+                               llvm::ArrayRef<int64_t> pads);
+
 /// An empty tensor of `shape` and `elementType`.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
                         mlir::Type elementType);

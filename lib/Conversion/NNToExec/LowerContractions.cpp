@@ -16,8 +16,8 @@ namespace {
 
 LogicalResult finishConv(nn::ConvOp conv, SymbolTable &symbols, Value result);
 
-/// A kernel of `conv` writing the rank-3 `x` with its axes permuted: result
-/// axis i is x's axis perm[i].
+} // namespace
+
 FailureOr<exec::LaunchOp> transposeKernel(nn::ConvOp conv, SymbolTable &symbols, Value x, ArrayRef<int64_t> perm) {
   auto type = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> shape;
@@ -41,8 +41,6 @@ FailureOr<exec::LaunchOp> transposeKernel(nn::ConvOp conv, SymbolTable &symbols,
                          return SmallVector<Value>{copy.getResult(0)};
                        });
 }
-
-} // namespace
 
 /// A convolution without groups as im2col (a kernel, in the input's type) +
 /// one batched GEMM (weights [M, C*K] times col[n]; for a batch of images one

@@ -40,7 +40,13 @@ def FormConvKernelsPass : Pass<"nncc-form-conv-kernels", "mlir::ModuleOp"> {
     are blocked for the target's vector unit (`vector-bits`,
     `vector-registers`: lanes per vector, accumulators per tile). 2-D f32
     max pools without indices become the same in-place vector code (the
-    depthwise tiling, -inf for padding, max for the FMA). With
+    depthwise tiling, -inf for padding, max for the FMA). Ungrouped f32
+    convolutions with constant weights whose output rows are too narrow for
+    a direct kernel's column lanes, with output channels in whole vectors,
+    become implicit-GEMM kernels (ImplicitGemmConv.cpp: output channels in
+    the lanes, the input read through a zero-padded copy, bias and, without
+    a residual, ReLU/Clip in registers) writing [N, positions, M], then a
+    transpose kernel to NCHW. With
     `fuse-epilogues`, the other ungrouped f32 convolutions become their GEMM
     form (as nncc-lower-contractions builds it, `packed-weights` choosing
     it) with their bias, ReLU/Clip and, where the GEMM writes the output's

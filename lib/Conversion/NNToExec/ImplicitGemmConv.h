@@ -1,0 +1,49 @@
+#ifndef NNCC_LIB_CONVERSION_NNTOEXEC_IMPLICITGEMMCONV_H
+#define NNCC_LIB_CONVERSION_NNTOEXEC_IMPLICITGEMMCONV_H
+
+#include "dialects/NN/NNOps.h"
+#include "lib/Conversion/NNToExec/DirectConv.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace nncc {
+
+/// The tile of an implicit-GEMM convolution: `positions` output positions of
+/// one output row x `vectors` vectors of `lanes` output channels.
+struct ImplicitGemmTiling {
+  int64_t lanes, positions, vectors;
+};
+
+/// The tiling of `conv` as an implicit GEMM on `unit`, or none: an ungrouped
+/// 2-D f32 convolution with constant weights, static shapes, a window of at
+/// most 16 taps, output channels in whole vectors, that is neither a direct
+/// convolution (isDirectConvolution) nor a plain GEMM on its input
+/// (readsInputAsColumns), with a tile of at least 4 accumulators.
+std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const VectorUnit &unit);
+
+/// The zero-padded input copy the kernel reads: [N, C, padded H, padded W].
+mlir::RankedTensorType implicitGemmInputType(nn::ConvOp conv);
+/// The copy kernel body: `x` padded into `init`, each element written once.
+mlir::Value buildImplicitGemmInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
+                                       mlir::Value init);
+
+/// `conv`'s constant weights [M, C, KH, KW] laid out for the kernel:
+/// [M / (vectors * lanes), C * KH * KW, vectors * lanes], each tile's
+/// channel block one contiguous run per tap.
+mlir::DenseElementsAttr implicitGemmWeights(nn::ConvOp conv, const ImplicitGemmTiling &t);
+
+/// The kernel body: out[n, p, m] (positions major, channels in the lanes)
+/// = sum over the input channels and taps of `xPadded` times `weights`
+/// (implicitGemmWeights), + bias[m] when `bias` is set, then clamped to
+/// `clamp` when set; into `init` [N, OH * OW, M], as one scf.forall of
+/// vector code.
+mlir::Value buildImplicitGemmConvolution(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv,
+                                         mlir::Value xPadded, mlir::Value weights, mlir::Value bias,
+                                         std::optional<std::pair<double, double>> clamp, mlir::Value init,
+                                         const ImplicitGemmTiling &t);
+
+} // namespace nncc
+
+#endif // NNCC_LIB_CONVERSION_NNTOEXEC_IMPLICITGEMMCONV_H

@@ -1,0 +1,83 @@
+// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels="plan=cpu vector-bits=512 vector-registers=32" -mlir-print-local-scope | FileCheck %s
+// RUN: nncc-opt %s -split-input-file -nncc-form-conv-kernels="plan=cpu" -mlir-print-local-scope | FileCheck %s --check-prefix=AVX2
+
+// Implicit-GEMM convolutions (ImplicitGemmConv.cpp): output planes too narrow
+// for a direct kernel's column lanes put output channels in the lanes. A
+// 7x7 output on AVX-512 (7 columns would fill 7 of 16 lanes): tiles of one
+// row's 7 positions x 2 vectors of 16 channels, 14 tasks, 14 accumulators;
+// per input channel 9 taps x (2 weight vectors + 7 broadcasts, 14 FMAs).
+// The weights are laid out [M / 32, C*9, 32] at compile time, the input
+// read through its zero-padded copy, bias and Relu applied in registers,
+// and the position-major result [N, 49, M] transposed to NCHW by a kernel.
+// CHECK-LABEL: func.func @seven_by_seven_relu
+// CHECK: %[[P:.*]] = exec.launch @k0_pad(%arg0) {{.*}} -> tensor<2x16x9x9xf32>
+// CHECK: %[[W:.*]] = nn.constant dense<5.000000e-01> : tensor<1x144x32xf32>
+// CHECK: %[[C:.*]] = exec.launch @k0_conv(%[[P]], %[[W]], %arg1) {{.*}} -> tensor<2x49x32xf32>
+// CHECK: %[[T:.*]] = exec.launch @k0_transpose(%[[C]]) {{.*}} -> tensor<2x32x49xf32>
+// CHECK: %[[V:.*]] = exec.view %[[T]] : tensor<2x32x49xf32> -> tensor<2x32x7x7xf32>
+// CHECK: return %[[V]]
+// CHECK: func.func private @k0_conv
+// CHECK: scf.forall (%{{.*}}) in (14)
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: vector.transfer_read %arg1[%{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<1x144x32xf32>, vector<16xf32>
+// CHECK-NEXT: arith.constant 16 : index
+// CHECK-NEXT: vector.transfer_read %arg1
+// CHECK-NEXT: tensor.extract %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<2x16x9x9xf32>
+// CHECK-NEXT: vector.broadcast {{.*}} : f32 to vector<16xf32>
+// CHECK-NEXT: vector.fma
+// CHECK-NEXT: vector.fma
+// CHECK-COUNT-124: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK: vector.transfer_read %arg2[%{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<32xf32>, vector<16xf32>
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: tensor.extract_slice %{{.*}} [1, 7, 32] [1, 1, 1] : tensor<2x49x32xf32> to tensor<7x32xf32>
+// CHECK-COUNT-14: vector.transfer_write
+// CHECK: tensor.parallel_insert_slice {{.*}} [1, 7, 32] [1, 1, 1] : tensor<7x32xf32> into tensor<2x49x32xf32>
+// AVX2 fills 7 of its 8 lanes with the columns: a direct kernel there.
+// AVX2-LABEL: func.func @seven_by_seven_relu
+// AVX2-NOT: transpose
+// AVX2: return
+func.func @seven_by_seven_relu(%x: tensor<2x16x7x7xf32>, %b: tensor<32xf32>) -> tensor<2x32x7x7xf32> {
+  %w = nn.constant dense<0.5> : tensor<32x16x3x3xf32>
+  %0 = nn.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x16x7x7xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<2x32x7x7xf32>
+  %1 = nn.relu %0 : tensor<2x32x7x7xf32>
+  return %1 : tensor<2x32x7x7xf32>
+}
+
+// -----
+
+// A 4x4 output: 4 positions x 1 vector on AVX-512 (16 channels), 4 x 2 on
+// AVX2 (8 accumulators, its half of 16 registers). A residual Add stays an
+// op after the transpose: the position-major tile is not its layout.
+// CHECK-LABEL: func.func @four_by_four_residual
+// CHECK: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x16x16xf32>
+// CHECK: exec.launch @k0_transpose
+// CHECK: nn.add
+// CHECK: func.func private @k0_conv
+// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX2-LABEL: func.func @four_by_four_residual
+// AVX2: nn.constant dense<2.500000e-01> : tensor<1x72x16xf32>
+// AVX2: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x16x16xf32>
+// AVX2: func.func private @k0_conv
+// AVX2: scf.forall (%{{.*}}) in (4)
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+func.func @four_by_four_residual(%x: tensor<1x8x4x4xf32>, %r: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %w = nn.constant dense<0.25> : tensor<16x8x3x3xf32>
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
+  %1 = nn.add %0, %r : (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %1 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// Training modules' weights are no constants: the GEMM form stays.
+// CHECK-LABEL: func.func @variable_weights
+// CHECK-NOT: k0_conv
+// CHECK: return
+func.func @variable_weights(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32> {
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
+  return %0 : tensor<1x16x4x4xf32>
+}
