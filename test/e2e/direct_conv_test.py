@@ -94,15 +94,21 @@ CASES = [
     # Small images as the transposed GEMM (weights as the runtime's packed B; see TRANSPOSED_GEMM) where
     # the output channels are no whole vectors.
     ("small_image_packed_weights", False, 1, 32, 44, 4, 4, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
-    ("pointwise_packed_weights", False, 1, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
+    ("pointwise_packed_weights", False, 1, 64, 44, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
     # One GEMM per image of a batch keeps the weights as A.
-    ("pointwise_batch_weights_as_a", False, 3, 64, 40, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
+    ("pointwise_batch_weights_as_a", False, 3, 64, 44, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
     ("small_batch_packed_weights_residual_relu", {"x86-64-v3": True, "x86-64-v4": False}, 2, 32, 24, 7, 7, 3,
      [1, 1, 1, 1], 1, [1, 1], [1, 1], "residual+relu"),
     # Weights as A over a batch of small images, which the runtime runs as its transposed product (see
-    # RUNTIME_TRANSPOSED).
-    ("pointwise_batch_runtime_transposed", False, 4, 128, 64, 7, 7, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1], "relu"),
-    ("pointwise_batch_16_positions", False, 3, 96, 320, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
+    # RUNTIME_TRANSPOSED); on AVX-512 the 7-wide plane is an implicit GEMM, and a 1x1 convolution's
+    # residual keeps the GEMM, whose transposed product adds it as it writes C.
+    ("pointwise_batch_runtime_transposed", {"x86-64-v3": False, "x86-64-v4": IMPLICIT}, 4, 128, 64, 7, 7, 1,
+     [0, 0, 0, 0], 1, [1, 1], [1, 1], "relu"),
+    ("pointwise_batch_16_positions_residual", False, 3, 96, 320, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1],
+     "residual"),
+    # 1x1 on a 4x4 plane without a residual: implicit GEMM, read as the input lies (no padded copy).
+    ("implicit_gemm_pointwise_16_positions_clip6", IMPLICIT, 3, 96, 320, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1],
+     [1, 1], "clip6"),
     # Epilogues on the GEMM step (see GEMM_EPILOGUE): MobileNet's expand and project convolutions.
     ("pointwise_residual_clip6_on_gemm", False, 2, 32, 48, 28, 28, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1],
      "residual+clip6"),
@@ -139,7 +145,7 @@ GEMM_EPILOGUE = {"pointwise_residual_clip6_on_gemm", "pointwise_residual_lhs_rel
 # transposed product C_i^T = X_i^T W^T (runtime/cpu/Sgemm.h, sgemmTransposed: 49 positions on both
 # kernels at K = 128, 16 positions on AVX-512's 32-column panels); their x86-64-v3 modules also run
 # on the AVX2 kernel.
-RUNTIME_TRANSPOSED = {"pointwise_batch_runtime_transposed", "pointwise_batch_16_positions"}
+RUNTIME_TRANSPOSED = {"pointwise_batch_runtime_transposed", "pointwise_batch_16_positions_residual"}
 
 
 CPUS = ("x86-64-v3", "x86-64-v4")

@@ -209,6 +209,10 @@ bool isDirectConvolution(nn::ConvOp conv, const VectorUnit &unit) {
   return chooseTiling(windowOf(conv), unit).has_value();
 }
 
+bool rowsFillVectors(int64_t width, const VectorUnit &unit) {
+  return chooseRowChunk(width, unit.lanes, minColumns(unit)) != 0;
+}
+
 bool isDirectMaxPool(nn::MaxPoolOp pool, const VectorUnit &unit) {
   return chooseTiling(windowOf(pool), unit).has_value();
 }

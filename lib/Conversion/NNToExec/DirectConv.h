@@ -31,6 +31,10 @@ struct VectorUnit {
 /// tiles have 4+ output channels.
 bool isDirectConvolution(nn::ConvOp conv, const VectorUnit &unit);
 
+/// True when output rows `width` wide split into chunks of at least 3/4 of
+/// a vector, what an ungrouped direct kernel needs to fill its lanes.
+bool rowsFillVectors(int64_t width, const VectorUnit &unit);
+
 /// True when `pool` (2-D, f32, without indices) runs as a direct kernel: the
 /// in-place tiling of a depthwise convolution, its taps combined by max with
 /// -inf for padding.

@@ -160,15 +160,19 @@ LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &
   folded.moveConvToItsEnd(conv);
   Location loc = conv.getLoc();
   OpBuilder b(conv);
-  auto copy = outlineKernel(conv, symbols, "pad", conv.getInput(), TypeRange{implicitGemmInputType(conv)},
-                            [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                              return SmallVector<Value>{buildImplicitGemmInputCopy(kb, loc, conv, args[0], inits[0])};
-                            });
-  if (failed(copy))
-    return failure();
+  Value input = conv.getInput();
+  if (RankedTensorType padded = implicitGemmInputType(conv); padded != input.getType()) {
+    auto copy = outlineKernel(conv, symbols, "pad", input, TypeRange{padded},
+                              [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                return SmallVector<Value>{buildImplicitGemmInputCopy(kb, loc, conv, args[0], inits[0])};
+                              });
+    if (failed(copy))
+      return failure();
+    input = copy->getResult(0);
+  }
   Operation *oldWeights = conv.getWeight().getDefiningOp();
   Value weights = nn::ConstantOp::create(b, loc, implicitGemmWeights(conv, tiling));
-  SmallVector<Value> operands{copy->getResult(0), weights};
+  SmallVector<Value> operands{input, weights};
   if (conv.getBias())
     operands.push_back(conv.getBias());
   auto out = cast<RankedTensorType>(conv.getType());
@@ -192,6 +196,17 @@ LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &
   return success();
 }
 
+/// Whether `conv` becomes its implicit-GEMM kernel: where implicitGemmTiling
+/// has a tile, except a 1x1 convolution reading its input as it lies whose
+/// residual Add would be folded (the runtime adds it as the GEMM's transposed
+/// product is written, where the implicit kernel's position-major tile
+/// would leave it a kernel of its own).
+bool takesImplicitGemm(nn::ConvOp conv, const VectorUnit &unit, bool fuse) {
+  if (!implicitGemmTiling(conv, unit))
+    return false;
+  return !(fuse && readsInputAsColumns(conv) && matchConvEpilogue(conv).residual);
+}
+
 /// CPU-only modules: each convolution isDirectConvolution accepts becomes
 /// its direct kernel, with the residual add and ReLU/Clip after it folded in
 /// when fusing; when fusing, the other ungrouped f32 convolutions with a
@@ -204,7 +219,7 @@ LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, b
   func.walk([&](nn::ConvOp conv) {
     if (isDirectConvolution(conv, unit))
       convs.push_back(conv);
-    else if (implicitGemmTiling(conv, unit))
+    else if (takesImplicitGemm(conv, unit, fuse))
       implicitGemms.push_back(conv);
     else if (fuse && isLibraryContraction(conv) && isF32(conv.getInput()) && isF32(conv.getWeight()) &&
              isF32(conv.getResult()) && cast<RankedTensorType>(conv.getType()).hasStaticShape())

@@ -56,8 +56,10 @@ std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const Vect
       !isF32(conv.getResult()) || (conv.getBias() && !isF32(conv.getBias())) || conv.getGroup() != 1)
     return std::nullopt;
   int64_t m = out.getShape()[1], ow = out.getShape()[3], lanes = unit.lanes;
-  if (w.getShape()[2] * w.getShape()[3] > kMaxTaps || m % lanes != 0 || readsInputAsColumns(conv) ||
-      isDirectConvolution(conv, unit) || !conv.getWeight().getDefiningOp<nn::ConstantOp>())
+  // Only where columns cannot fill the lanes: a direct kernel takes the
+  // other windows, the GEMM on the input as it lies the wide 1x1 ones.
+  if (w.getShape()[2] * w.getShape()[3] > kMaxTaps || m % lanes != 0 || isDirectConvolution(conv, unit) ||
+      rowsFillVectors(ow, unit) || !conv.getWeight().getDefiningOp<nn::ConstantOp>())
     return std::nullopt;
   // The most accumulators (FMA chains) that fit, then the fewest loads per
   // tap (V weight vectors + P broadcasts).

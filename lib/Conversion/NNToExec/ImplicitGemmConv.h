@@ -18,12 +18,14 @@ struct ImplicitGemmTiling {
 
 /// The tiling of `conv` as an implicit GEMM on `unit`, or none: an ungrouped
 /// 2-D f32 convolution with constant weights, static shapes, a window of at
-/// most 16 taps, output channels in whole vectors, that is neither a direct
-/// convolution (isDirectConvolution) nor a plain GEMM on its input
-/// (readsInputAsColumns), with a tile of at least 4 accumulators.
+/// most 16 taps (1x1 ones included), output channels in whole vectors and
+/// output rows too narrow for a direct kernel's lanes (rowsFillVectors),
+/// with a tile of at least 4 accumulators.
 std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const VectorUnit &unit);
 
-/// The zero-padded input copy the kernel reads: [N, C, padded H, padded W].
+/// The zero-padded input copy the kernel reads: [N, C, padded H, padded W];
+/// the input's own type when the window needs no padding (it is then read
+/// as it lies).
 mlir::RankedTensorType implicitGemmInputType(nn::ConvOp conv);
 /// The copy kernel body: `x` padded into `init`, each element written once.
 mlir::Value buildImplicitGemmInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
