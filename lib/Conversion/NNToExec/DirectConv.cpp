@@ -345,12 +345,7 @@ Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w,
   OpBuilder fb = OpBuilder::atBlockBegin(forall.getBody());
   auto c = [&](int64_t v) { return indexConstant(fb, loc, v); };
   // Tile coordinates, innermost (column tile) fastest.
-  SmallVector<Value> coord(tileGrid.size());
-  Value rest = forall.getInductionVars()[0];
-  for (int64_t d = tileGrid.size() - 1; d >= 0; --d) {
-    coord[d] = arith::RemUIOp::create(fb, loc, rest, c(tileGrid[d]));
-    rest = arith::DivUIOp::create(fb, loc, rest, c(tileGrid[d]));
-  }
+  SmallVector<Value> coord = gridCoordinates(fb, loc, forall.getInductionVars()[0], tileGrid);
   Value img = coord[0], grp = coord[1];
   Value m0 = arith::AddIOp::create(fb, loc, arith::MulIOp::create(fb, loc, grp, c(mg)),
                                    arith::MulIOp::create(fb, loc, coord[2], c(t.channels)));

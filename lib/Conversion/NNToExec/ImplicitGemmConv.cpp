@@ -126,12 +126,7 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
                                       std::nullopt);
   OpBuilder fb = OpBuilder::atBlockBegin(forall.getBody());
   auto c = [&](int64_t v) { return indexConstant(fb, loc, v); };
-  SmallVector<Value> coord(grid.size());
-  Value rest = forall.getInductionVars()[0];
-  for (int64_t d = grid.size() - 1; d >= 0; --d) {
-    coord[d] = arith::RemUIOp::create(fb, loc, rest, c(grid[d]));
-    rest = arith::DivUIOp::create(fb, loc, rest, c(grid[d]));
-  }
+  SmallVector<Value> coord = gridCoordinates(fb, loc, forall.getInductionVars()[0], grid);
   Value img = coord[0], mb = coord[1], oy = coord[2];
   Value x0 = arith::MulIOp::create(fb, loc, coord[3], c(t.positions));
   // Padded input coordinates of the tile's first position: row oy*s, column x0*s.

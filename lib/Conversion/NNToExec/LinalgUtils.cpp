@@ -89,6 +89,16 @@ Value fillBox(OpBuilder &b, Location loc, Value t, ArrayRef<int64_t> offsets, Ar
   return tensor::InsertSliceOp::create(b, loc, fill(b, loc, box, value), t, at, extent, unit);
 }
 
+SmallVector<Value> gridCoordinates(OpBuilder &b, Location loc, Value index, ArrayRef<int64_t> grid) {
+  SmallVector<Value> coord(grid.size());
+  for (int64_t d = static_cast<int64_t>(grid.size()) - 1; d >= 0; --d) {
+    Value extent = indexConstant(b, loc, grid[d]);
+    coord[d] = arith::RemUIOp::create(b, loc, index, extent);
+    index = arith::DivUIOp::create(b, loc, index, extent);
+  }
+  return coord;
+}
+
 Value copyWithZeroBorder(OpBuilder &b, Location loc, Value x, Value init, ArrayRef<int64_t> pads) {
   auto xShape = cast<RankedTensorType>(x.getType()).getShape();
   int64_t n = xShape[0], c = xShape[1], h = xShape[2], w = xShape[3];

@@ -73,6 +73,11 @@ mlir::Value fillBox(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t, llvm:
 mlir::Value copyWithZeroBorder(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value init,
                                llvm::ArrayRef<int64_t> pads);
 
+/// The coordinates of `index` in a row-major `grid` (the last dim fastest):
+/// the tile a task of a one-dimensional scf.forall over the grid computes.
+llvm::SmallVector<mlir::Value> gridCoordinates(mlir::OpBuilder &b, mlir::Location loc, mlir::Value index,
+                                               llvm::ArrayRef<int64_t> grid);
+
 /// An empty tensor of `shape` and `elementType`.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
                         mlir::Type elementType);
