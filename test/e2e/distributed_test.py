@@ -23,7 +23,7 @@ naming the lost rank. Overlap: the dp=2 MLP run with --profile, whose trace
 per collective step) must show the first bucket's all-reduce span overlapping
 a backward step that follows it in the plan in at least a quarter of the runs
 (all of them on an idle machine; on a loaded one the session's thread can
-lose its core while the reduction runs); the same run with
+lose its core while the reduction runs, so ctest runs this test alone); the same run with
 NNCC_SYNC_COLLECTIVES=1 (collectives on the session's thread) gives the same
 losses and a trace in which it never does, so the check can fail.
 Exits 77 (reported by ctest as skipped) when mpirun is missing.
