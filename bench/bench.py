@@ -185,15 +185,15 @@ def parse_time_v(text):
     return out
 
 
-def compile_model(nncc, onnx_path, so_path, stats_path):
+def compile_model(nncc, onnx_path, so_path, stats_path, cpu="native"):
     t0 = time.monotonic()
     # The default targets, as a user builds: the module carries a CPU plan
     # (direct convolution kernels) and, where the CUDA toolkit is found, a
     # CUDA plan (im2col + cuBLASLt); the CPU session runs the CPU plan.
     # --cpu=native: onnxruntime picks its kernels for this machine's CPU at
     # run time, so nncc's host code is compiled for it too (the default,
-    # x86-64-v3, is for modules that travel).
-    r = sh(["/usr/bin/time", "-v", nncc, onnx_path, "-o", so_path, "--cpu=native",
+    # x86-64-v3, is for modules that travel). --as-avx2 passes x86-64-v3.
+    r = sh(["/usr/bin/time", "-v", nncc, onnx_path, "-o", so_path, f"--cpu={cpu}",
             f"--stats={stats_path}"])
     wall = time.monotonic() - t0
     info = parse_time_v(r.stderr)
@@ -223,7 +223,7 @@ def make_inputs(entry, in_dir):
         value.tofile(os.path.join(in_dir, f"input_{k}.bin"))
 
 
-def train_step_time(nncc, nncc_run, entry, zoo_dir, tag, in_root, threads, env):
+def train_step_time(nncc, nncc_run, entry, zoo_dir, tag, in_root, threads, env, cpu):
     """Training next to inference: the model compiled with --train (mse
     against a random target of the output's shape, SGD, every float
     initializer trainable), train_step and forward of that module timed by
@@ -232,7 +232,7 @@ def train_step_time(nncc, nncc_run, entry, zoo_dir, tag, in_root, threads, env):
     from onnx import numpy_helper
     so = os.path.join(zoo_dir, tag + ".train.so")
     stats = os.path.join(zoo_dir, tag + ".train.stats.json")
-    r = sh([nncc, entry["path"], "--train", "--loss=mse", "--cpu=native", f"--stats={stats}",
+    r = sh([nncc, entry["path"], "--train", "--loss=mse", f"--cpu={cpu}", f"--stats={stats}",
             "-o", so])
     if r.returncode != 0:
         return {"error": r.stderr.strip()}
@@ -479,11 +479,15 @@ def render_markdown(doc):
         f"{', '.join(m['isa'])}), nncc {m['nncc_commit']}{' + local changes' if m['nncc_tree_dirty'] else ''}, "
         f"onnxruntime-node {m['onnxruntime_node']} (node {m['node']}); single thread; "
         f"load average {doc['loadavg_start'][0]:.1f} at start, {doc['loadavg_end'][0]:.1f} at end; "
-        f"OpenBLAS sgemm 1024³ single thread (the ceiling for the % column): {ceiling:.1f} GFLOP/s, "
+        f"OpenBLAS sgemm 1024³ single thread (kernels {doc['sgemm'][0].get('kernels') or '?'}; the ceiling "
+        f"for the % column): {ceiling:.1f} GFLOP/s, "
         f"the best of 20 calls before and after the models (medians {sg}). "
         f"bench/run.sh took {doc.get('total_seconds', 0):.0f} s.",
         "",
     ]
+    if doc["settings"].get("as_avx2"):
+        lines[-1:-1] = ["", "**--as-avx2**: nncc restricted to AVX2 (x86-64-v3 modules, its SGEMM and OpenBLAS "
+                            "without AVX-512); onnxruntime unrestricted."]
     lines += table_rows(doc["results"], ceiling)
     fails = [r for r in doc["results"] if r.get("error")]
     if fails:
@@ -527,7 +531,18 @@ def main():
     ap.add_argument("--no-profile", dest="profile", action="store_false",
                     help="skip the per-model NNCC_PROFILE run and onnxruntime's optimized-graph dump")
     ap.add_argument("--started", type=float, default=None, help="epoch seconds run.sh started")
+    ap.add_argument("--as-avx2", action="store_true",
+                    help="nncc as on an AVX2 machine: modules for x86-64-v3, the runtime's own SGEMM with "
+                         "avx512f hidden (NNCC_CPU_HIDE_FEATURES) and OpenBLAS pinned to Haswell; "
+                         "onnxruntime keeps whatever this CPU has, so on an AVX-512 machine the ratios "
+                         "are nncc-on-AVX2 against onnxruntime-on-AVX-512. Writes bench/out/results-as-avx2.json "
+                         "unless --results is given; not with --update-docs")
     args = ap.parse_args()
+    if args.as_avx2 and args.update_docs:
+        ap.error("--as-avx2 measures a stand-in for an AVX2 machine; its table does not replace the committed one")
+    if args.as_avx2 and args.results == os.path.join(HERE, "results.json"):
+        args.results = os.path.join(os.path.abspath(args.out), "results-as-avx2.json")
+    cpu = "x86-64-v3" if args.as_avx2 else "native"
 
     t_start = args.started or time.time()
     out = os.path.abspath(args.out)
@@ -561,6 +576,12 @@ def main():
     print(f"sgemm 1024^3, 1 thread: {doc['sgemm'][0]}", flush=True)
 
     env_nncc = dict(os.environ, OPENBLAS_NUM_THREADS=str(args.threads))
+    if args.as_avx2:
+        env_nncc.update(NNCC_CPU_HIDE_FEATURES="avx512f", OPENBLAS_CORETYPE="Haswell")
+        doc["settings"]["as_avx2"] = {"nncc_cpu": cpu, "NNCC_CPU_HIDE_FEATURES": "avx512f",
+                                      "OPENBLAS_CORETYPE": "Haswell", "onnxruntime": "unrestricted"}
+        print("as-avx2: nncc restricted to AVX2 (x86-64-v3 modules, own SGEMM and OpenBLAS without "
+              "AVX-512); onnxruntime unrestricted", flush=True)
     node = shutil.which("node") or "node"
 
     # Harness floor: a one-op model (Relu on 16 floats) through both harnesses.
@@ -575,7 +596,7 @@ def main():
         m.ir_version = 8
         fp = os.path.join(zoo_dir, "floor.onnx")
         onnx.save(m, fp)
-        c = compile_model(nncc, fp, os.path.join(zoo_dir, "floor.so"), os.path.join(zoo_dir, "floor.stats.json"))
+        c = compile_model(nncc, fp, os.path.join(zoo_dir, "floor.so"), os.path.join(zoo_dir, "floor.stats.json"), cpu)
         make_inputs({"inputs": [{"name": "x", "dims": [1, 16]}]}, os.path.join(out, "in", "floor"))
         if "error" not in c:
             hs = {"nncc": Harness("nncc", [os.path.join(bin_dir, "nncc_bench"), os.path.join(zoo_dir, "floor.so"),
@@ -602,7 +623,7 @@ def main():
         results.append(res)
         print(f"\n== {tag}: {entry['description']}", flush=True)
         so = os.path.join(zoo_dir, tag + ".so")
-        comp = compile_model(nncc, entry["path"], so, os.path.join(zoo_dir, tag + ".stats.json"))
+        comp = compile_model(nncc, entry["path"], so, os.path.join(zoo_dir, tag + ".stats.json"), cpu)
         res["compile"] = comp
         if "error" in comp:
             res["error"] = "nncc compile: " + comp["error"]
@@ -688,7 +709,7 @@ def main():
                   flush=True)
         if "error" not in res.get("compile", {}):
             res["training"] = train_step_time(nncc, os.path.join(args.build_dir, "bin", "nncc-run"), entry, zoo_dir,
-                                              tag, os.path.join(out, "in"), args.threads, env_nncc)
+                                              tag, os.path.join(out, "in"), args.threads, env_nncc, cpu)
             t = res["training"]
             print("   training: " + (f"train_step {t['train_step_ms']:.3g} ms, forward {t['forward_ms']:.3g} ms "
                                      f"({t['ratio']:.2f}x), {t['saved_for_backward_mb']:.1f} MB kept for backward"

@@ -38,7 +38,8 @@ mkdir -p "$OUT/bin"
 CXX="${CXX:-c++}"; CC="${CC:-cc}"
 "$CXX" -O2 -std=c++17 -Wall -I"$ROOT/include" "$ROOT/bench/nncc_bench.cpp" \
   -L"$BUILD_DIR/lib" -lnncc_runtime -Wl,-rpath,"$BUILD_DIR/lib" -o "$OUT/bin/nncc_bench"
-"$CC" -O2 -Wall "$ROOT/bench/sgemm.c" -ldl -o "$OUT/bin/sgemm"
+"$CC" -O2 -Wall -I"$ROOT/include" "$ROOT/bench/sgemm.c" -L"$BUILD_DIR/lib" -lnncc_runtime \
+  -Wl,-rpath,"$BUILD_DIR/lib" -ldl -o "$OUT/bin/sgemm"
 
 step "benchmark"
 # onnxruntime picks its GEMM kernels by CPU detection; so does OpenBLAS,

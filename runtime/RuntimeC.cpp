@@ -511,6 +511,17 @@ nncc_status nncc_cpu_blas_info(const char **library) {
   });
 }
 
+nncc_status nncc_cpu_blas_kernels(const char **kernels) {
+  return guarded([&]() -> Status {
+    if (!kernels)
+      return nullArgument("nncc_cpu_blas_kernels");
+    const nncc::rt::Blas *blas = nullptr;
+    NNCC_RETURN_IF_ERROR(nncc::rt::Blas::get(&blas));
+    *kernels = blas->kernels().c_str();
+    return Status::ok();
+  });
+}
+
 void nncc_buffer_free(void *data) { std::free(data); }
 
 } // extern "C"

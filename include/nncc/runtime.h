@@ -424,6 +424,10 @@ NNCC_RUNTIME_API nncc_status nncc_cuda_group_devices(const int32_t *devices, int
 NNCC_RUNTIME_API nncc_status nncc_cublaslt_info(int64_t *version, const char **library);
 /** The CPU BLAS the runtime loads for GEMM steps ("libopenblas.so.0"). */
 NNCC_RUNTIME_API nncc_status nncc_cpu_blas_info(const char **library);
+/** OpenBLAS's kernel set ("SkylakeX"), saying so when the runtime named it
+ *  because OpenBLAS's own CPU detection chose kernels below the CPU's AVX2 or
+ *  AVX-512 (docs/runtime.md, "The CPU BLAS"); "" for another BLAS. */
+NNCC_RUNTIME_API nncc_status nncc_cpu_blas_kernels(const char **kernels);
 
 /* --- buffers --- */
 

@@ -22,3 +22,5 @@ NNCC_BLAS_OPTIONAL(cblas_sgemv, void,
                     const float *x, int incx, float beta, float *y, int incy))
 // OpenBLAS only: its thread count (process-wide).
 NNCC_BLAS_OPTIONAL(openblas_set_num_threads, void, (int threads))
+// OpenBLAS only: the kernel set its CPU detection chose ("SkylakeX", "Prescott").
+NNCC_BLAS_OPTIONAL(openblas_get_corename, char *, (void))

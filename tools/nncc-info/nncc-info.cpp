@@ -44,7 +44,7 @@ struct Machine {
   unsigned cores = 0;
   int availableCores = 0;
   std::vector<std::string> isa;
-  std::string blas, blasError;
+  std::string blas, blasKernels, blasError;
 };
 
 std::string version(int32_t v) {
@@ -117,9 +117,11 @@ Machine probe() {
   cpu_set_t set;
   m.availableCores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
   m.isa = isaExtensions();
-  if (nncc_cpu_blas_info(&lib) == NNCC_OK)
+  if (nncc_cpu_blas_info(&lib) == NNCC_OK) {
     m.blas = lib;
-  else
+    if (nncc_cpu_blas_kernels(&lib) == NNCC_OK)
+      m.blasKernels = lib;
+  } else
     m.blasError = nncc_last_error();
   return m;
 }
@@ -185,8 +187,9 @@ void printText(const Machine &m) {
               m.availableCores);
   for (const std::string &f : m.isa)
     std::printf(" %s", f.c_str());
-  std::printf("%s\n  BLAS: %s\n", m.isa.empty() ? " (none detected)" : "",
-              m.blas.empty() ? m.blasError.c_str() : m.blas.c_str());
+  std::printf("%s\n  BLAS: %s%s%s\n", m.isa.empty() ? " (none detected)" : "",
+              m.blas.empty() ? m.blasError.c_str() : m.blas.c_str(),
+              m.blasKernels.empty() ? "" : ", kernels ", m.blasKernels.c_str());
 }
 
 std::string quote(const std::string &s) {
@@ -248,7 +251,7 @@ void printJson(const Machine &m) {
   for (size_t i = 0; i < m.isa.size(); ++i)
     j += std::string(i ? "," : "") + quote(m.isa[i]);
   j += "],\"blas\":" + (m.blas.empty() ? "null,\"blas_error\":" + quote(m.blasError) : quote(m.blas)) +
-       "}}\n";
+       ",\"blas_kernels\":" + quote(m.blasKernels) + "}}\n";
   std::fputs(j.c_str(), stdout);
 }
 
