@@ -61,8 +61,16 @@ CASES = [
     # AVX-512, 4 x 2 on AVX2); a residual Add stays a kernel after the transpose; dilation, uneven pads
     # and no bias.
     ("implicit_gemm_4x4_stride2_relu", IMPLICIT, 2, 32, 64, 8, 8, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "relu"),
-    ("implicit_gemm_7x7_residual_relu", {"x86-64-v3": True, "x86-64-v4": IMPLICIT}, 2, 32, 32, 7, 7, 3,
+    # 7 columns in 8 lanes on AVX2 idle 288 * 1/7 = 41 FMA lanes per output element, more than the
+    # transpose's 4 * 8: the implicit GEMM there too (implicitBeatsDirect).
+    ("implicit_gemm_7x7_residual_relu", IMPLICIT, 2, 32, 32, 7, 7, 3,
      [1, 1, 1, 1], 1, [1, 1], [1, 1], "residual+relu"),
+    # Rows a direct kernel fills to 7/8: ResNet's 14x14 stage (576 * 1/7 = 82 idle lanes per element,
+    # over 4L on both CPUs) takes the implicit GEMM, its 28x28 one (288 * 1/7 = 41) only on AVX2.
+    ("implicit_beats_direct_14x14_residual_relu", IMPLICIT, 1, 64, 64, 14, 14, 3, [1, 1, 1, 1], 1, [1, 1],
+     [1, 1], "residual+relu"),
+    ("direct_beats_implicit_28x28_relu", {"x86-64-v3": IMPLICIT, "x86-64-v4": True}, 1, 32, 32, 28, 28, 3,
+     [1, 1, 1, 1], 1, [1, 1], [1, 1], "relu"),
     # 8 columns on AVX-512 at 64 channels: tiles of 4 positions x 4 vectors, two per row.
     ("implicit_gemm_two_chunks_per_row", {"x86-64-v3": True, "x86-64-v4": IMPLICIT}, 1, 16, 64, 8, 8, 3,
      [1, 1, 1, 1], 1, [1, 1], [1, 1]),
@@ -97,7 +105,7 @@ CASES = [
     ("pointwise_packed_weights", False, 1, 64, 44, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
     # One GEMM per image of a batch keeps the weights as A.
     ("pointwise_batch_weights_as_a", False, 3, 64, 44, 4, 4, 1, [0, 0, 0, 0], 1, [1, 1], [1, 1]),
-    ("small_batch_packed_weights_residual_relu", {"x86-64-v3": True, "x86-64-v4": False}, 2, 32, 24, 7, 7, 3,
+    ("small_batch_packed_weights_residual_relu", {"x86-64-v3": IMPLICIT, "x86-64-v4": False}, 2, 32, 24, 7, 7, 3,
      [1, 1, 1, 1], 1, [1, 1], [1, 1], "residual+relu"),
     # Weights as A over a batch of small images, which the runtime runs as its transposed product (see
     # RUNTIME_TRANSPOSED); on AVX-512 the 7-wide plane is an implicit GEMM, and a 1x1 convolution's

@@ -209,6 +209,11 @@ bool isDirectConvolution(nn::ConvOp conv, const VectorUnit &unit) {
   return chooseTiling(windowOf(conv), unit).has_value();
 }
 
+double directConvLaneFill(nn::ConvOp conv, const VectorUnit &unit) {
+  std::optional<Tiling> t = chooseTiling(windowOf(conv), unit);
+  return t ? static_cast<double>(t->columns) / static_cast<double>(t->vectors * t->lanes) : 0.0;
+}
+
 bool rowsFillVectors(int64_t width, const VectorUnit &unit) {
   return chooseRowChunk(width, unit.lanes, minColumns(unit)) != 0;
 }

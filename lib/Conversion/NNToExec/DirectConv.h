@@ -31,6 +31,10 @@ struct VectorUnit {
 /// tiles have 4+ output channels.
 bool isDirectConvolution(nn::ConvOp conv, const VectorUnit &unit);
 
+/// The share of their vectors' lanes a direct kernel's row chunks fill (1
+/// when the chunks are whole vectors), or 0 when `conv` has no direct kernel.
+double directConvLaneFill(nn::ConvOp conv, const VectorUnit &unit);
+
 /// True when output rows `width` wide split into chunks of at least 3/4 of
 /// a vector, what an ungrouped direct kernel needs to fill its lanes.
 bool rowsFillVectors(int64_t width, const VectorUnit &unit);

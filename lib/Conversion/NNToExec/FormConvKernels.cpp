@@ -207,8 +207,9 @@ bool takesImplicitGemm(nn::ConvOp conv, const VectorUnit &unit, bool fuse) {
   return !(fuse && readsInputAsColumns(conv) && matchConvEpilogue(conv).residual);
 }
 
-/// CPU-only modules: each convolution isDirectConvolution accepts becomes
-/// its direct kernel, with the residual add and ReLU/Clip after it folded in
+/// CPU-only modules: each convolution takesImplicitGemm accepts becomes its
+/// implicit-GEMM kernel; each other one isDirectConvolution accepts its
+/// direct kernel, with the residual add and ReLU/Clip after it folded in
 /// when fusing; when fusing, the other ungrouped f32 convolutions with a
 /// bias or an epilogue become their GEMM form carrying it (lowerConvToGemm).
 /// This runs before the fusion passes, which then leave the results alone
@@ -217,10 +218,10 @@ LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, b
                                       bool packedWeights) {
   SmallVector<nn::ConvOp> convs, implicitGemms, gemms;
   func.walk([&](nn::ConvOp conv) {
-    if (isDirectConvolution(conv, unit))
-      convs.push_back(conv);
-    else if (takesImplicitGemm(conv, unit, fuse))
+    if (takesImplicitGemm(conv, unit, fuse))
       implicitGemms.push_back(conv);
+    else if (isDirectConvolution(conv, unit))
+      convs.push_back(conv);
     else if (fuse && isLibraryContraction(conv) && isF32(conv.getInput()) && isF32(conv.getWeight()) &&
              isF32(conv.getResult()) && cast<RankedTensorType>(conv.getType()).hasStaticShape())
       gemms.push_back(conv);

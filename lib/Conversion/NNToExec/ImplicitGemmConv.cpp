@@ -18,6 +18,7 @@
 #include "lib/Conversion/NNToExec/ImplicitGemmConv.h"
 
 #include "lib/Conversion/NNToExec/Contractions.h"
+#include "lib/Conversion/NNToExec/DirectConv.h"
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
 
 #include "dialects/NN/NNUtils.h"
@@ -45,6 +46,29 @@ SmallVector<int64_t> paddingOf(nn::ConvOp conv) {
                       conv.getDilations());
 }
 
+/// Whether output channels in the lanes beat output columns for `conv`.
+/// Without a direct kernel: where its rows cannot fill the lanes (a wide 1x1
+/// convolution is a GEMM on the input as it lies). Beside a direct kernel
+/// whose row chunks fill a share f < 1 of their lanes (14 columns in 16), in
+/// FMA lanes per output element against two vector FMAs per cycle (the
+/// units of sgemmTransposedIsCheaper): the direct kernel leaves
+/// C*KH*KW*(1/f - 1) of them idle; the implicit one fills every lane (M is a
+/// multiple of L) but its position-major result costs the transpose, where
+/// each element leaves its vector by a lane extract and a scalar store (no
+/// scatters): two cycles, 4L. ResNet's 14x14 stage (C = 64, f = 7/8): 82
+/// idle against 64, implicit; its 28x28 one and the stride-2 convolution
+/// into the 14x14 one (C = 32): 41, direct; a 7x7 stem (C = 3): 21, direct.
+bool implicitBeatsDirect(nn::ConvOp conv, const VectorUnit &unit, int64_t outWidth) {
+  double fill = directConvLaneFill(conv, unit);
+  if (fill == 0)
+    return !rowsFillVectors(outWidth, unit);
+  if (fill >= 1)
+    return false;
+  auto w = cast<RankedTensorType>(conv.getWeight().getType()).getShape();
+  double idle = static_cast<double>(w[1] * w[2] * w[3]) * (1 / fill - 1);
+  return idle > 4 * static_cast<double>(unit.lanes);
+}
+
 } // namespace
 
 std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const VectorUnit &unit) {
@@ -56,10 +80,8 @@ std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const Vect
       !isF32(conv.getResult()) || (conv.getBias() && !isF32(conv.getBias())) || conv.getGroup() != 1)
     return std::nullopt;
   int64_t m = out.getShape()[1], ow = out.getShape()[3], lanes = unit.lanes;
-  // Only where columns cannot fill the lanes: a direct kernel takes the
-  // other windows, the GEMM on the input as it lies the wide 1x1 ones.
-  if (w.getShape()[2] * w.getShape()[3] > kMaxTaps || m % lanes != 0 || isDirectConvolution(conv, unit) ||
-      rowsFillVectors(ow, unit) || !conv.getWeight().getDefiningOp<nn::ConstantOp>())
+  if (w.getShape()[2] * w.getShape()[3] > kMaxTaps || m % lanes != 0 || !implicitBeatsDirect(conv, unit, ow) ||
+      !conv.getWeight().getDefiningOp<nn::ConstantOp>())
     return std::nullopt;
   // The most accumulators (FMA chains) that fit, then the fewest loads per
   // tap (V weight vectors + P broadcasts).

@@ -19,8 +19,10 @@ struct ImplicitGemmTiling {
 /// The tiling of `conv` as an implicit GEMM on `unit`, or none: an ungrouped
 /// 2-D f32 convolution with constant weights, static shapes, a window of at
 /// most 16 taps (1x1 ones included), output channels in whole vectors and
-/// output rows too narrow for a direct kernel's lanes (rowsFillVectors),
-/// with a tile of at least 4 accumulators.
+/// output rows too narrow for a direct kernel's lanes (rowsFillVectors) or
+/// filling them so partly that the idle lanes cost more than the transpose
+/// after this kernel (implicitBeatsDirect), with a tile of at least 4
+/// accumulators.
 std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const VectorUnit &unit);
 
 /// The zero-padded input copy the kernel reads: [N, C, padded H, padded W];

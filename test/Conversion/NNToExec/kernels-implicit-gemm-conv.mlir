@@ -81,3 +81,36 @@ func.func @variable_weights(%x: tensor<1x8x4x4xf32>, %w: tensor<16x8x3x3xf32>) -
   %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
   return %0 : tensor<1x16x4x4xf32>
 }
+
+// -----
+
+// Rows a direct kernel fills to 7/8 of its lanes (implicitBeatsDirect): the
+// idle FMA lanes per output element, C*9*(1/7), against the transpose's 4L.
+// 64 channels over 14x14 (82): the implicit GEMM on both CPUs.
+// CHECK-LABEL: func.func @fourteen_wide_rows
+// CHECK: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x196x64xf32>
+// CHECK: exec.launch @k0_transpose
+// AVX2-LABEL: func.func @fourteen_wide_rows
+// AVX2: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x196x64xf32>
+// AVX2: exec.launch @k0_transpose
+func.func @fourteen_wide_rows(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
+  %w = nn.constant dense<0.125> : tensor<64x64x3x3xf32>
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x14x14xf32>
+  return %0 : tensor<1x64x14x14xf32>
+}
+
+// -----
+
+// 32 channels over 28x28 (41): the direct kernel on AVX-512 (4L = 64), the
+// implicit GEMM on AVX2 (4L = 32).
+// CHECK-LABEL: func.func @twenty_eight_wide_rows
+// CHECK: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x32x28x28xf32>
+// CHECK-NOT: k0_transpose
+// AVX2-LABEL: func.func @twenty_eight_wide_rows
+// AVX2: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x784x32xf32>
+// AVX2: exec.launch @k0_transpose
+func.func @twenty_eight_wide_rows(%x: tensor<1x32x28x28xf32>) -> tensor<1x32x28x28xf32> {
+  %w = nn.constant dense<0.125> : tensor<32x32x3x3xf32>
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x32x28x28xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x28x28xf32>
+  return %0 : tensor<1x32x28x28xf32>
+}
