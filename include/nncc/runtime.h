@@ -426,7 +426,7 @@ NNCC_RUNTIME_API nncc_status nncc_cublaslt_info(int64_t *version, const char **l
 NNCC_RUNTIME_API nncc_status nncc_cpu_blas_info(const char **library);
 /** OpenBLAS's kernel set ("SkylakeX"), saying so when the runtime named it
  *  because OpenBLAS's own CPU detection chose kernels below the CPU's AVX2 or
- *  AVX-512 (docs/runtime.md, "The CPU BLAS"); "" for another BLAS. */
+ *  AVX-512 (docs/runtime.md, "The CPU BLAS's kernels"); "" for another BLAS. */
 NNCC_RUNTIME_API nncc_status nncc_cpu_blas_kernels(const char **kernels);
 
 /* --- buffers --- */
