@@ -3,6 +3,8 @@
 
 #include "../SharedLibrary.h"
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -95,7 +97,7 @@ constexpr int kErrBytes = 512;
 /// them in an order every rank agrees on. Only abort calls MPI directly.
 class MpiEngine {
 public:
-  MpiEngine(const MpiSymbols &mpi, bool threaded) : mpi(mpi) {
+  MpiEngine(const MpiSymbols &mpi, bool threaded) : mpi(mpi), latency_(emulatedLatency()) {
     if (threaded)
       worker_ = std::thread([this] { serve(); });
   }
@@ -131,11 +133,27 @@ public:
     return r->status;
   }
 
+  /// Holds a started collective (not an internal MPI call) for
+  /// NNCC_COLLECTIVE_DELAY_US before it runs, on the thread that runs it.
+  void emulateLatency(const CollectiveRequest &r) const {
+    if (latency_.count() > 0 && r.op != CollectiveRequest::Op::Call)
+      std::this_thread::sleep_for(latency_);
+  }
+
   const MpiSymbols mpi;
 
 private:
   /// The communication thread: runs the started requests in order.
   void serve();
+  /// NNCC_COLLECTIVE_DELAY_US: an interconnect slower than this machine's
+  /// shared memory, emulated, to see how much communication a plan hides
+  /// (and to make that visible on a host with no core to spare).
+  static std::chrono::microseconds emulatedLatency() {
+    const char *v = std::getenv("NNCC_COLLECTIVE_DELAY_US");
+    return std::chrono::microseconds(v ? std::max(0L, std::strtol(v, nullptr, 10)) : 0L);
+  }
+
+  const std::chrono::microseconds latency_;
 
   std::mutex mutex_;
   std::condition_variable wake_, done_;
@@ -278,7 +296,10 @@ public:
 
   void start(CollectiveRequest *r) override {
     if (!engine_->threaded()) {
+      int64_t issued = Profiler::now();
+      engine_->emulateLatency(*r);
       Communicator::start(r);
+      r->startNs = issued;
       return;
     }
     r->owner = this;
@@ -291,7 +312,10 @@ public:
   }
 
   /// On the communication thread: runs `r` with the blocking calls.
-  Status runHere(CollectiveRequest &r) { return execute(r); }
+  Status runHere(CollectiveRequest &r) {
+    engine_->emulateLatency(r);
+    return execute(r);
+  }
 
 private:
   /// Runs `call` where MPI may be called: here on the communication thread

@@ -20,12 +20,14 @@ outside mpirun is refused naming the world sizes; a rank whose run fails
 and when one rank is killed mid-run the job exits non-zero within 60 s,
 naming the lost rank. Overlap: the dp=2 MLP run with --profile, whose trace
 (check_trace.py: every step once per run, one communication span and one wait
-per collective step) must show a bucket's all-reduce span overlapping a
-backward step that follows it in the plan in at least one of the 20 runs (all
-of them on an idle machine; on an oversubscribed, noisy 2-vCPU host the first
-bucket alone overlapped in 20, 4 and 2 of 20 runs, the session's thread losing
-its core while the reduction ran, so ctest also runs this test alone); the same run with
-NNCC_SYNC_COLLECTIVES=1 (collectives on the session's thread) gives the same
+per collective step) must show the first bucket's all-reduce span
+overlapping a backward step that follows it in the plan in at least 15 of the
+20 runs. Each all-reduce is held 2 ms first (NNCC_COLLECTIVE_DELAY_US), longer
+than those steps: without it, on a 2-vCPU host, both ranks' communication
+threads took the cores from their session threads and polled in MPI until the
+reduction was done (0 to 11 of 20 runs overlapped), which measured the
+scheduler, not the runtime. The same run with NNCC_SYNC_COLLECTIVES=1
+(collectives on the session's thread) gives the same
 losses and a trace in which it never does, so the check can fail.
 Exits 77 (reported by ctest as skipped) when mpirun is missing.
 Uses Debian's python3-onnx (run with /usr/bin/python3).
@@ -55,6 +57,9 @@ BATCH = 16
 STEPS = 20
 SAMPLES = 320
 LR = "0.05"
+# NNCC_COLLECTIVE_DELAY_US of the overlap runs: each all-reduce waits this
+# long on the thread that runs it, far longer than the MLP's backward steps.
+DELAY_US = 2000
 TRAIN = ["--train", "--target=cpu", "--optimizer=momentum"]
 
 
@@ -125,16 +130,14 @@ def check_dp(setup, n):
 
 
 def bucket_overlaps(events):
-    """Per run of train_step: whether a collective step's communication span overlaps (in time) a
+    """Per run of train_step: the collective steps whose communication span overlaps (in time) a
     kernel, GEMM or copy step after it in the plan, before the step it was waited for at."""
     runs = {}
     for e in events:
         if e.get("ph") == "X" and e.get("args", {}).get("entry") == "train_step" and e.get("cat") != "run":
             runs.setdefault(e["args"]["run"], []).append(e)
-    result = {}
-    for r, evs in sorted(runs.items()):
-        result[r] = any(overlaps_later_step(span, evs) for span in evs if span["cat"] == "communication")
-    return result
+    return {r: {span["args"]["step"] for span in evs if span["cat"] == "communication" and overlaps_later_step(span, evs)}
+            for r, evs in sorted(runs.items())}
 
 
 def overlaps_later_step(span, evs):
@@ -145,12 +148,12 @@ def overlaps_later_step(span, evs):
 
 
 def check_overlap(setup, sync):
-    """dp=2 with --profile: a bucket's all-reduce overlaps the backward steps after it (asynchronous,
-    in at least one run), or never does (NNCC_SYNC_COLLECTIVES=1); the losses are the one
-    process's either way."""
+    """dp=2 with --profile and an emulated interconnect latency: the first bucket's all-reduce
+    overlaps the backward steps after it (asynchronous, in most runs), or no bucket's ever does
+    (NNCC_SYNC_COLLECTIVES=1); the losses are the one process's either way."""
     args, work, mode = setup.args, setup.work, "sync" if sync else "async"
     out, trace = (os.path.join(work, f"{setup.name}-dp2-{mode}.{ext}") for ext in ("txt", "json"))
-    env = ["-x", "NNCC_SYNC_COLLECTIVES=1"] if sync else []
+    env = ["-x", f"NNCC_COLLECTIVE_DELAY_US={DELAY_US}"] + (["-x", "NNCC_SYNC_COLLECTIVES=1"] if sync else [])
     run(mpirun(args, 2) + env + [args.nncc_run, setup.module(2), "--train", "--data", setup.data, "--steps",
                                  str(STEPS), "--lr", LR, "--threads", "1", "--loss-file", out, "--profile", trace],
         f"mpirun -np 2 nncc-run --train --profile ({mode})")
@@ -163,14 +166,17 @@ def check_overlap(setup, sync):
     steps = check_trace.plan_steps(args.runtime, setup.module(2), "train_step", doc["otherData"]["plan"])
     check_trace.check_steps(events, steps, "train_step", STEPS, problems)
     overlaps = bucket_overlaps(events) if not problems else {}
-    n = sum(overlaps.values())
+    first = min((i for i, s in enumerate(steps) if s["kind"] == "collective"), default=-1)
+    n_first = sum(first in o for o in overlaps.values())
+    n_any = sum(bool(o) for o in overlaps.values())
     comm_tids = {e["tid"] for e in events if e.get("cat") == "communication"}
     run_tids = {e["tid"] for e in events if e.get("cat") == "run"}
     own_track = bool(comm_tids) and not comm_tids & run_tids
     ok = not problems and len(got) == STEPS and rel <= 1e-5 and len(overlaps) == STEPS and \
-        (n == 0 and not own_track if sync else n >= 1 and own_track)
-    return ok, (f"{setup.name} dp=2 {mode} --profile: {'ok' if ok else 'FAIL'}: a bucket's all-reduce "
-                f"overlaps a later backward step in {n} of {len(overlaps)} runs; on its own thread: {own_track}; "
+        (n_any == 0 and not own_track if sync else n_first >= STEPS * 3 // 4 and own_track)
+    return ok, (f"{setup.name} dp=2 {mode} --profile, {DELAY_US} us emulated latency: {'ok' if ok else 'FAIL'}: "
+                f"the first bucket's all-reduce overlaps a later backward step in {n_first} of {len(overlaps)} runs "
+                f"(any bucket's: {n_any}); on its own thread: {own_track}; "
                 f"losses: worst relative difference {rel:.2g}; trace problems: {problems[:5]}")
 
 
