@@ -127,7 +127,10 @@ Status CpuSession::init() {
                    format("cannot allocate the %lld-byte arena on cpu", (long long)rounded));
     // Zeroed: touches every page now rather than in the first run, and keeps
     // runs deterministic even if a plan reads scratch before writing it.
-    std::memset(arena_, 0, static_cast<size_t>(rounded));
+    // NNCC_POISON_ARENA=1 fills it with NaNs (all bits set) instead, so that
+    // a kernel reading bytes nothing wrote (a padded copy's frame) shows.
+    const char *poison = std::getenv("NNCC_POISON_ARENA");
+    std::memset(arena_, poison && std::strcmp(poison, "1") == 0 ? 0xff : 0, static_cast<size_t>(rounded));
     allocated_ = rounded;
   }
 

@@ -23,7 +23,11 @@ shape, as either operand, then Relu or Clip(0, 6)) check that it is folded
 into the direct kernel: one launch besides the padded copy's. Convolutions
 that are not direct but run as the transposed GEMM with the weights as the
 runtime's packed B (TRANSPOSED_GEMM) are checked for that form too, and run
-on the runtime's AVX2 SGEMM as well.
+on the runtime's AVX2 SGEMM as well. The CHAINS are two convolutions in a
+row (direct or implicit-GEMM kernels, every pairing): the first kernel must
+write the second's padded copy (no copy kernel between them) with its zero
+frame, run with the arena filled with NaNs (NNCC_POISON_ARENA=1) so that a
+frame element left unwritten shows; both CPUs, two threads, against numpy.
 """
 import argparse
 import os
@@ -156,6 +160,32 @@ GEMM_EPILOGUE = {"pointwise_residual_clip6_on_gemm", "pointwise_residual_lhs_rel
 RUNTIME_TRANSPOSED = {"pointwise_batch_runtime_transposed", "pointwise_batch_16_positions_residual"}
 
 
+# Two convolutions in a row whose kernels read padded copies (direct or implicit-GEMM kernels), the
+# first's result (after its Relu, if any) read by the second alone: the first kernel (a direct
+# kernel's tiles, or an implicit-GEMM kernel's transpose) writes the second's padded copy itself,
+# zeros on its frame, and no copy kernel runs between them.
+# (name, n, c0, c1, c2, h, w, pads of the first [t, l, b, r], its strides, pads of the second,
+# dilations of the second, relu between?)
+CHAINS = [
+    # 28 columns: AVX-512 tiles of one whole and one masked vector (the masked lanes border the frame);
+    # AVX2: several column tiles per row.
+    ("chain_28x28_relu", 2, 16, 16, 16, 28, 28, [1, 1, 1, 1], [1, 1], [1, 1, 1, 1], [1, 1], True),
+    # A frame of uneven widths (no top, wider left) after an unpadded first convolution.
+    ("chain_uneven_frame", 1, 8, 16, 8, 15, 32, [0, 0, 0, 0], [1, 1], [0, 2, 1, 0], [1, 1], False),
+    # A dilated second convolution reads a frame of 2.
+    ("chain_dilated_second", 1, 12, 8, 16, 20, 32, [1, 1, 1, 1], [1, 1], [2, 2, 2, 2], [2, 2], True),
+    # ResNet's 14x14 stage: implicit GEMM to implicit GEMM, the transpose writing the frame. The first
+    # reads its input as it lies (no padding), so no copy of the same frame precedes the written one
+    # in the arena (where a frame left unwritten would read that copy's zeros).
+    ("chain_implicit_14x14", 1, 64, 64, 64, 16, 16, [0, 0, 0, 0], [1, 1], [1, 1, 1, 1], [1, 1], True),
+    # Entering it with stride 2: a direct kernel (AVX-512) writes an implicit-GEMM kernel's copy.
+    ("chain_stride2_into_14x14", 1, 32, 64, 64, 28, 28, [1, 1, 1, 1], [2, 2], [1, 1, 1, 1], [1, 1], True),
+    # 28x28: on AVX2 16 -> 32 channels is direct and 32 -> 16 implicit (implicitBeatsDirect), so these
+    # write direct -> implicit and implicit -> direct there; both direct on AVX-512.
+    ("chain_direct_into_implicit", 1, 16, 32, 16, 28, 28, [1, 1, 1, 1], [1, 1], [1, 1, 1, 1], [1, 1], True),
+    ("chain_implicit_into_direct", 1, 32, 16, 32, 28, 28, [1, 1, 1, 1], [1, 1], [1, 1, 1, 1], [1, 1], False),
+]
+
 CPUS = ("x86-64-v3", "x86-64-v4")
 
 
@@ -286,6 +316,67 @@ def check(case, args, work, rng):
     return ok, f"{name}: {'ok  ' if ok else 'FAIL'} max abs err {figures} (bound {bound:.2e})"
 
 
+def check_chain(case, args, work, rng):
+    name, n, c0, c1, c2, h, wd, pads1, strides1, pads2, dilations2, relu = case
+    x = rng.standard_normal((n, c0, h, wd)).astype(np.float32)
+    w1 = rng.standard_normal((c1, c0, 3, 3)).astype(np.float32)
+    w2 = rng.standard_normal((c2, c1, 3, 3)).astype(np.float32)
+    b1, b2 = rng.standard_normal(c1).astype(np.float32), rng.standard_normal(c2).astype(np.float32)
+    f64 = lambda a: a.astype(np.float64)  # noqa: E731
+    mid = reference_conv(f64(x), f64(w1), f64(b1), pads1, 1, [1, 1], strides1)
+    if relu:
+        mid = np.maximum(mid, 0)
+    want = reference_conv(mid, f64(w2), f64(b2), pads2, 1, dilations2, [1, 1])
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["a"], name="conv1", kernel_shape=[3, 3], pads=pads1,
+                              strides=strides1)]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["a"], ["a_relu"], name="relu"))
+    nodes.append(helper.make_node("Conv", [nodes[-1].output[0], "w2", "b2"], ["y"], name="conv2",
+                                  kernel_shape=[3, 3], pads=pads2, dilations=dilations2))
+    weights = [numpy_helper.from_array(v, k) for k, v in (("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2))]
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, want.shape)], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    d = os.path.join(work, name)
+    os.makedirs(os.path.join(d, "in"), exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(model, path)
+    with open(os.path.join(d, "in", "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    forms = []
+    for cpu in CPUS:
+        exec_ir = run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "--emit=exec", "-o", "-"],
+                      "nncc --emit=exec")
+        launches = [line.strip() for line in exec_ir.splitlines() if "exec.launch" in line]
+        kinds = [line.split("@")[1].split("(")[0].split("_", 1)[1] for line in launches]
+        # The second convolution's kernel reads what the launch before it wrote (the first's kernel or
+        # its transpose), and the only copy kernel (if any) is the first's own.
+        second = max(i for i, kind in enumerate(kinds) if kind == "conv")
+        reads_written = second > 0 and kinds[second - 1] in ("conv", "transpose") and \
+            launches[second].split("(")[1].split(",")[0] == launches[second - 1].split(" =")[0]
+        if kinds.count("pad") > 1 or "pad" in kinds[kinds.index("conv"):] or not reads_written:
+            return False, (f"{name}: FAIL for {cpu} expected the first convolution's kernel to write the second's "
+                           f"padded copy: {kinds}")
+        forms.append(f"{cpu} {'+'.join(kinds)}")
+    bound = 1e-4 * max(1.0, float(np.max(np.abs(want))))
+    errors = {}
+    for cpu in [c for c in CPUS if c in runnable_cpus()]:
+        so, out = os.path.join(d, f"{cpu}.so"), os.path.join(d, f"out-{cpu}")
+        os.makedirs(out, exist_ok=True)
+        run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "-o", so], "nncc")
+        # Two threads: the tasks that zero the frame split between them. The arena starts as NaNs.
+        run(["env", "NNCC_POISON_ARENA=1", args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir",
+             out, "--threads", "2"], "nncc-run")
+        got = read_tensor(os.path.join(out, "output_0.pb")).astype(np.float64)
+        if got.shape != want.shape:
+            return False, f"{name}: FAIL {cpu} shape {list(got.shape)}, reference {list(want.shape)}"
+        errors[cpu] = float(np.max(np.abs(got - want)))
+    ok = all(error <= bound for error in errors.values())  # NaN fails
+    figures = ", ".join(f"{cpu} {error:.2e}" for cpu, error in errors.items())
+    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} max abs err {figures} (bound {bound:.2e}); {', '.join(forms)}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -295,7 +386,9 @@ def main():
     args = parser.parse_args()
     work, tmp = work_folder(args.work_dir, "nncc-direct-conv-")
     rng = np.random.default_rng(0)
-    return run_checks([(case[0], lambda case=case: check(case, args, work, rng)) for case in CASES], tmp)
+    checks = [(case[0], lambda case=case: check(case, args, work, rng)) for case in CASES]
+    checks += [(case[0], lambda case=case: check_chain(case, args, work, rng)) for case in CHAINS]
+    return run_checks(checks, tmp)
 
 
 if __name__ == "__main__":

@@ -255,6 +255,12 @@ bool readsInputCopy(nn::ConvOp conv, const VectorUnit &unit) {
   return readsPaddedCopy(tilingOf(windowOf(conv), unit).channels);
 }
 
+SmallVector<int64_t> inputCopyFrame(nn::ConvOp conv, const VectorUnit &unit) {
+  if (!readsInputCopy(conv, unit) || conv.getStrides()[1] != 1)
+    return {};
+  return copyLayout(conv, unit).pads;
+}
+
 RankedTensorType inputCopyType(nn::ConvOp conv, const VectorUnit &unit) {
   CopyLayout layout = copyLayout(conv, unit);
   auto in = cast<RankedTensorType>(conv.getInput().getType());
@@ -316,13 +322,142 @@ Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value
 
 namespace {
 
+/// Where a direct kernel's task writes its tile of output channels x rows x
+/// columns: at the tile's place in the output, or, when the kernel writes
+/// its output inside a zero frame (the padded copy the next direct
+/// convolution reads, see buildDirectConvolution), in a rectangle of the
+/// framed output that also covers the frame beside the tile (the first and
+/// last row and column tiles reach the frame's edges, corners included):
+/// the rectangles partition the framed output, so each frame element is
+/// zeroed by one task and the kernel stays one parallel loop.
+struct TileWindow {
+  OpFoldResult row, column;              // the rectangle's corner in the output
+  OpFoldResult rows, columns;            // its extent
+  Value rowOffset, columnOffset;         // the tile's first element inside it
+  Value onFrame;                         // null without a frame
+  RankedTensorType type;                 // [channels, rows, columns]
+  int64_t tileRows = 0, tileColumns = 0; // the tile's own extent
+
+  static TileWindow plain(OpBuilder &b, Location loc, Value oh0, Value ow0, const Tiling &t) {
+    TileWindow w;
+    w.row = oh0;
+    w.column = ow0;
+    w.rows = b.getIndexAttr(t.rows);
+    w.columns = b.getIndexAttr(t.columns);
+    w.rowOffset = w.columnOffset = indexConstant(b, loc, 0);
+    w.type = RankedTensorType::get({t.channels, t.rows, t.columns}, b.getF32Type());
+    w.tileRows = t.rows;
+    w.tileColumns = t.columns;
+    return w;
+  }
+
+  /// `coord`: the task's tile coordinates (image, group, channel tile, row
+  /// tile, column tile); `frame`: ONNX-style [top, left, bottom, right].
+  static TileWindow framed(OpBuilder &b, Location loc, ArrayRef<Value> coord, Value oh0, Value ow0, const Tiling &t,
+                           RankedTensorType out, ArrayRef<int64_t> frame) {
+    auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
+    auto add = [&](Value x, Value y) { return b.createOrFold<arith::AddIOp>(loc, x, y); };
+    auto sub = [&](Value x, Value y) { return b.createOrFold<arith::SubIOp>(loc, x, y); };
+    auto is = [&](Value x, int64_t v) { return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c(v)); };
+    int64_t oh = out.getShape()[2], ow = out.getShape()[3];
+    int64_t height = frame[0] + oh + frame[2], width = frame[1] + ow + frame[3];
+    Value firstRow = is(coord[3], 0), lastRow = is(coord[3], oh / t.rows - 1);
+    Value firstColumn = is(coord[4], 0), lastColumn = is(coord[4], ow / t.columns - 1);
+    Value y = add(oh0, c(frame[0])), x = add(ow0, c(frame[1]));
+    Value y0 = arith::SelectOp::create(b, loc, firstRow, c(0), y);
+    Value y1 = arith::SelectOp::create(b, loc, lastRow, c(height), add(y, c(t.rows)));
+    Value x0 = arith::SelectOp::create(b, loc, firstColumn, c(0), x);
+    Value x1 = arith::SelectOp::create(b, loc, lastColumn, c(width), add(x, c(t.columns)));
+    Value onFrame = arith::OrIOp::create(b, loc, arith::OrIOp::create(b, loc, firstRow, lastRow),
+                                         arith::OrIOp::create(b, loc, firstColumn, lastColumn));
+    TileWindow w = plain(b, loc, oh0, ow0, t);
+    w.row = y0;
+    w.column = x0;
+    w.rows = sub(y1, y0);
+    w.columns = sub(x1, x0);
+    w.rowOffset = sub(y, y0);
+    w.columnOffset = sub(x, x0);
+    w.onFrame = onFrame;
+    w.type = RankedTensorType::get({t.channels, ShapedType::kDynamic, ShapedType::kDynamic}, b.getF32Type());
+    return w;
+  }
+
+  SmallVector<OpFoldResult> offsets(Value img, Value m0) const { return {img, m0, row, column}; }
+  SmallVector<OpFoldResult> sizes(OpBuilder &b, int64_t channels) const {
+    return {b.getIndexAttr(1), b.getIndexAttr(channels), rows, columns};
+  }
+
+  /// The task's rectangle of `out`, zeroed when it covers frame.
+  Value extract(OpBuilder &b, Location loc, Value out, Value img, Value m0, int64_t channels) const {
+    SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+    Value tile = tensor::ExtractSliceOp::create(b, loc, type, out, offsets(img, m0), sizes(b, channels), ones);
+    if (!onFrame)
+      return tile;
+    // The frame beside the tile: rows above and below it (the rectangle's
+    // width), then columns left and right of it (the tile's rows); empty
+    // strips where the tile is not on that edge.
+    auto zeroed = scf::IfOp::create(
+        b, loc, onFrame,
+        [&](OpBuilder &ib, Location l) {
+          auto c = [&](int64_t v) { return indexConstant(ib, l, v); };
+          auto add = [&](Value x, int64_t y) { return ib.createOrFold<arith::AddIOp>(l, x, c(y)); };
+          auto sub = [&](OpFoldResult x, Value y) {
+            return ib.createOrFold<arith::SubIOp>(l, getValueOrCreateConstantIndexOp(ib, l, x), y);
+          };
+          Value zero = arith::ConstantOp::create(ib, l, ib.getF32FloatAttr(0));
+          Value below = add(rowOffset, tileRows), right = add(columnOffset, tileColumns);
+          Value t = tile;
+          auto fill = [&](Value row, OpFoldResult rowCount, Value column, OpFoldResult columnCount) {
+            SmallVector<OpFoldResult> at{ib.getIndexAttr(0), row, column};
+            SmallVector<OpFoldResult> extent{ib.getIndexAttr(channels), rowCount, columnCount};
+            SmallVector<OpFoldResult> unit(3, ib.getIndexAttr(1));
+            Value strip = tensor::ExtractSliceOp::create(ib, l, t, at, extent, unit);
+            strip = linalg::FillOp::create(ib, l, zero, strip).getResult(0);
+            t = tensor::InsertSliceOp::create(ib, l, strip, t, at, extent, unit);
+          };
+          fill(c(0), rowOffset, c(0), columns);
+          fill(below, sub(rows, below), c(0), columns);
+          fill(rowOffset, ib.getIndexAttr(tileRows), c(0), columnOffset);
+          fill(rowOffset, ib.getIndexAttr(tileRows), right, sub(columns, right));
+          scf::YieldOp::create(ib, l, t);
+        },
+        [&](OpBuilder &ib, Location l) { scf::YieldOp::create(ib, l, tile); });
+    return zeroed.getResult(0);
+  }
+
+  /// Accumulator `v` of output channel `ch`, tile row `r`, at tile column
+  /// `column`; lanes past the tile's width are masked (in a framed
+  /// rectangle, explicitly: they would land on the frame or the next tile).
+  Value write(OpBuilder &b, Location loc, Value v, Value tile, int64_t ch, int64_t r, int64_t column) const {
+    auto c = [&](int64_t k) { return indexConstant(b, loc, k); };
+    auto vecType = cast<VectorType>(v.getType());
+    int64_t lanes = vecType.getNumElements();
+    SmallVector<Value> indices{c(ch), b.createOrFold<arith::AddIOp>(loc, rowOffset, c(r)),
+                               b.createOrFold<arith::AddIOp>(loc, columnOffset, c(column))};
+    bool whole = column + lanes <= tileColumns;
+    // A tile of its own static shape masks the lanes past its end itself.
+    if (whole || !onFrame)
+      return vector::TransferWriteOp::create(b, loc, v, tile, indices, ArrayRef<bool>{whole}).getResult();
+    Value mask = vector::CreateMaskOp::create(b, loc, VectorType::get({lanes}, b.getI1Type()),
+                                              ValueRange{c(tileColumns - column)});
+    auto map = AffineMapAttr::get(AffineMap::getMinorIdentityMap(3, 1, b.getContext()));
+    return vector::TransferWriteOp::create(b, loc, v, tile, indices, map, mask, b.getBoolArrayAttr({true}))
+        .getResult();
+  }
+
+  void insert(OpBuilder &b, Location loc, Value tile, Value out, Value img, Value m0, int64_t channels) const {
+    SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(b, loc, tile, out, offsets(img, m0), sizes(b, channels), ones);
+  }
+};
+
 /// The direct kernel of window `g` (see buildDirectConvolution; for a max
 /// pool `w`, `bias` and `residual` are null and the epilogue empty).
 Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w, Value bias, Value residual,
-                  const ConvEpilogue &epilogue, Value init, const VectorUnit &unit) {
+                  const ConvEpilogue &epilogue, Value init, const VectorUnit &unit, ArrayRef<int64_t> frame) {
   Tiling t = tilingOf(g, unit);
   const int64_t vectorLanes = t.lanes;
-  auto outShape = cast<RankedTensorType>(init.getType()).getShape();
+  auto outShape = g.out.getShape();
   int64_t n = outShape[0], m = outShape[1], oh = outShape[2], ow = outShape[3];
   int64_t group = g.group, cg = g.groupChannels, mg = m / group, kh = g.kh, kw = g.kw;
   ArrayRef<int64_t> dilations = g.dilations;
@@ -549,37 +684,32 @@ Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w,
       }
   }
 
-  // The tile of the output, written with masked stores past its width.
+  // The tile of the output, written with masked stores past its width;
+  // inside a zero frame, the tile's rectangle of the framed output.
   Value out = forall.getRegionIterArgs()[0];
-  SmallVector<OpFoldResult> offsets{img, m0, oh0, ow0};
-  SmallVector<OpFoldResult> sizes{fb.getIndexAttr(1), fb.getIndexAttr(t.channels), fb.getIndexAttr(t.rows),
-                                  fb.getIndexAttr(t.columns)};
-  SmallVector<OpFoldResult> ones(4, fb.getIndexAttr(1));
-  auto tileType = RankedTensorType::get({t.channels, t.rows, t.columns}, f32);
-  Value tile = tensor::ExtractSliceOp::create(fb, loc, tileType, out, offsets, sizes, ones);
+  TileWindow window = frame.empty() ? TileWindow::plain(fb, loc, oh0, ow0, t)
+                                    : TileWindow::framed(fb, loc, coord, oh0, ow0, t, g.out, frame);
+  Value tile = window.extract(fb, loc, out, img, m0, t.channels);
   for (int64_t ch = 0; ch < t.channels; ++ch)
     for (int64_t r = 0; r < t.rows; ++r)
-      for (int64_t v = 0; v < t.vectors; ++v) {
-        bool whole = (v + 1) * vectorLanes <= t.columns;
-        tile = vector::TransferWriteOp::create(fb, loc, sums[accIndex(ch, r, v)], tile,
-                                               ValueRange{c(ch), c(r), c(v * vectorLanes)}, ArrayRef<bool>{whole})
-                   .getResult();
-      }
+      for (int64_t v = 0; v < t.vectors; ++v)
+        tile = window.write(fb, loc, sums[accIndex(ch, r, v)], tile, ch, r, v * vectorLanes);
   OpBuilder tb = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(tb, loc, tile, out, offsets, sizes, ones);
+  window.insert(tb, loc, tile, out, img, m0, t.channels);
   return forall.getResult(0);
 }
 
 } // namespace
 
 Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
-                             Value residual, const ConvEpilogue &epilogue, Value init, const VectorUnit &unit) {
-  return buildDirect(b, loc, windowOf(conv), x, w, bias, residual, epilogue, init, unit);
+                             Value residual, const ConvEpilogue &epilogue, Value init, const VectorUnit &unit,
+                             ArrayRef<int64_t> frame) {
+  return buildDirect(b, loc, windowOf(conv), x, w, bias, residual, epilogue, init, unit, frame);
 }
 
 Value buildDirectMaxPool(OpBuilder &b, Location loc, nn::MaxPoolOp pool, Value x, Value init,
                          const VectorUnit &unit) {
-  return buildDirect(b, loc, windowOf(pool), x, Value(), Value(), Value(), ConvEpilogue(), init, unit);
+  return buildDirect(b, loc, windowOf(pool), x, Value(), Value(), Value(), ConvEpilogue(), init, unit, {});
 }
 
 } // namespace nncc

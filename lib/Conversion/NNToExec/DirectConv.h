@@ -55,6 +55,11 @@ bool readsInputCopy(nn::ConvOp conv, const VectorUnit &unit);
 /// The copy: [N, C, padded H, padded W], or [N, C, padded H, s, W / s] split
 /// into column phases for a column stride s > 1.
 mlir::RankedTensorType inputCopyType(nn::ConvOp conv, const VectorUnit &unit);
+/// The zero frame around the input in `conv`'s padded copy (ONNX-style
+/// [top, left, bottom, right]) when the copy is nothing else (a column
+/// stride of 1; larger strides split it into column phases), so that the
+/// direct kernel producing the input can write the copy itself; else empty.
+llvm::SmallVector<int64_t> inputCopyFrame(nn::ConvOp conv, const VectorUnit &unit);
 /// The copy kernel body: `x` padded (and phase-split) into `init`.
 mlir::Value buildInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
                            mlir::Value init, const VectorUnit &unit);
@@ -62,10 +67,14 @@ mlir::Value buildInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp co
 /// The direct convolution kernel body: out = conv(x, w) (+ bias[m] when
 /// `bias` is set, then `epilogue` with `residual` as its residual's value
 /// inside the kernel) into `init`, as one scf.forall of vector code. `x` is
-/// the input, or its copy when readsInputCopy.
+/// the input, or its copy when readsInputCopy. With a `frame` (a later
+/// convolution's inputCopyFrame), `init` is that much larger and the kernel
+/// writes that convolution's padded copy: the output inside, zeros on the
+/// frame, and the copy kernel before it goes away.
 mlir::Value buildDirectConvolution(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
                                    mlir::Value w, mlir::Value bias, mlir::Value residual,
-                                   const ConvEpilogue &epilogue, mlir::Value init, const VectorUnit &unit);
+                                   const ConvEpilogue &epilogue, mlir::Value init, const VectorUnit &unit,
+                                   llvm::ArrayRef<int64_t> frame = {});
 
 } // namespace nncc
 

@@ -113,66 +113,160 @@ LogicalResult lowerConvolutionsWithGemmEpilogues(func::FuncOp func, SymbolTable 
   return success();
 }
 
-/// `conv` as its direct kernel (after a kernel making the padded copy it
-/// reads, when it reads one), with `epilogue` folded in: the launch takes the
-/// place of the epilogue's last op.
-LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue, const VectorUnit &unit,
-                                     SymbolTable &symbols) {
-  epilogue.moveConvToItsEnd(conv);
-  Location loc = conv.getLoc();
-  Value input = conv.getInput();
-  if (readsInputCopy(conv, unit)) {
-    auto copy = outlineKernel(conv, symbols, "pad", input, TypeRange{inputCopyType(conv, unit)},
-                              [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                                return SmallVector<Value>{buildInputCopy(kb, loc, conv, args[0], inits[0], unit)};
-                              });
+/// The padded input copies of the CPU plan's convolutions (direct and
+/// implicit-GEMM kernels read their input with a zero frame around it), and
+/// the ones a kernel writes itself: when a convolution's result (after its
+/// epilogue) has one reader, a convolution whose copy is the result in a
+/// zero frame, the kernel writing the result (a direct kernel's tiles, an
+/// implicit-GEMM kernel's transpose) writes that copy instead, and no copy
+/// kernel runs between the two: a pass over memory saved, whose destination
+/// is cold at batch 1 (the weights of the convolutions before it streamed
+/// through the cache). Until the reader is lowered, its nn.conv reads the
+/// result as a slice of the copy.
+class InputCopies {
+public:
+  enum class Form { Direct, ImplicitGemm };
+
+  explicit InputCopies(const VectorUnit &unit) : unit_(unit) {}
+
+  void add(nn::ConvOp conv, Form form) { forms_[conv] = form; }
+
+  /// The copy `conv` reads, and the frame around its input in it (empty when
+  /// it is more than a frame, or when `conv` reads no copy).
+  std::pair<RankedTensorType, SmallVector<int64_t>> copyOf(nn::ConvOp conv) const {
+    auto form = forms_.find(conv);
+    if (form == forms_.end())
+      return {};
+    if (form->second == Form::Direct)
+      return {readsInputCopy(conv, unit_) ? inputCopyType(conv, unit_) : RankedTensorType(),
+              inputCopyFrame(conv, unit_)};
+    RankedTensorType type = implicitGemmInputType(conv);
+    return {type == conv.getInput().getType() ? RankedTensorType() : type, implicitGemmInputFrame(conv)};
+  }
+
+  /// The convolution whose copy the kernel producing `result` writes
+  /// instead of `result` (its only reader, reading a frame of it), or null.
+  nn::ConvOp readerOf(Value result) const {
+    if (!result.hasOneUse())
+      return {};
+    auto next = dyn_cast<nn::ConvOp>(*result.getUsers().begin());
+    if (!next || next.getInput() != result || copyOf(next).second.empty())
+      return {};
+    return next;
+  }
+
+  /// `framed`, written by a kernel, is `next`'s copy; returns the slice of
+  /// it that `next` reads until it is lowered.
+  Value written(OpBuilder &b, Location loc, nn::ConvOp next, Value framed) {
+    written_[next] = framed;
+    SmallVector<int64_t> frame = copyOf(next).second;
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(next.getInput().getType()).getShape();
+    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(frame[0]),
+                                      b.getIndexAttr(frame[1])};
+    SmallVector<OpFoldResult> sizes, ones(4, b.getIndexAttr(1));
+    for (int64_t d : shape)
+      sizes.push_back(b.getIndexAttr(d));
+    return tensor::ExtractSliceOp::create(b, loc, framed, offsets, sizes, ones);
+  }
+
+  /// The input `conv`'s kernel reads: the copy written for it, else a copy
+  /// kernel's (made with `buildCopy`) when it reads one, else its input.
+  FailureOr<Value> input(nn::ConvOp conv, SymbolTable &symbols, const KernelBodyFn &buildCopy) {
+    if (auto found = written_.find(conv); found != written_.end()) {
+      slices_.push_back(conv.getInput().getDefiningOp());
+      return found->second;
+    }
+    RankedTensorType type = copyOf(conv).first;
+    if (!type)
+      return conv.getInput();
+    auto copy = outlineKernel(conv, symbols, "pad", conv.getInput(), TypeRange{type}, buildCopy);
     if (failed(copy))
       return failure();
-    input = copy->getResult(0);
+    return copy->getResult(0);
   }
-  SmallVector<Value> operands{input, conv.getWeight()};
+
+  /// Erases the slices that readers of written copies no longer read.
+  void eraseSlices() {
+    for (Operation *slice : slices_)
+      if (slice->use_empty())
+        slice->erase();
+    slices_.clear();
+  }
+
+private:
+  const VectorUnit &unit_;
+  DenseMap<Operation *, Form> forms_;
+  DenseMap<Operation *, Value> written_;
+  SmallVector<Operation *> slices_;
+};
+
+/// The value `conv`'s kernel replaces: the last folded op's result, or its own.
+Value resultAfter(nn::ConvOp conv, const ConvEpilogue &epilogue) {
+  return epilogue.ops.empty() ? Value(conv.getResult()) : epilogue.ops.back()->getResult(0);
+}
+
+/// `conv` as its direct kernel (after the copy it reads, see InputCopies),
+/// with `epilogue` folded in: the launch takes the place of the epilogue's
+/// last op.
+LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue, const VectorUnit &unit,
+                                     SymbolTable &symbols, InputCopies &copies) {
+  epilogue.moveConvToItsEnd(conv);
+  Location loc = conv.getLoc();
+  FailureOr<Value> input =
+      copies.input(conv, symbols, [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+        return SmallVector<Value>{buildInputCopy(kb, loc, conv, args[0], inits[0], unit)};
+      });
+  if (failed(input))
+    return failure();
+  nn::ConvOp next = copies.readerOf(resultAfter(conv, epilogue));
+  auto [nextCopy, frame] = next ? copies.copyOf(next) : std::pair<RankedTensorType, SmallVector<int64_t>>{};
+  SmallVector<Value> operands{*input, conv.getWeight()};
   if (conv.getBias())
     operands.push_back(conv.getBias());
   if (epilogue.residual)
     operands.push_back(epilogue.residual);
   auto launch = outlineKernel(
-      conv, symbols, "conv", operands, TypeRange{conv.getType()},
+      conv, symbols, "conv", operands, TypeRange{next ? Type(nextCopy) : conv.getType()},
       [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
         Value bias = conv.getBias() ? args[2] : Value();
         Value residual = epilogue.residual ? args.back() : Value();
-        return SmallVector<Value>{
-            buildDirectConvolution(kb, loc, conv, args[0], args[1], bias, residual, epilogue, inits[0], unit)};
+        return SmallVector<Value>{buildDirectConvolution(kb, loc, conv, args[0], args[1], bias, residual, epilogue,
+                                                         inits[0], unit, frame)};
       });
   if (failed(launch))
     return failure();
-  epilogue.replaceConvAndOps(conv, launch->getResult(0));
+  Value result = launch->getResult(0);
+  if (next) {
+    OpBuilder b(conv);
+    result = copies.written(b, loc, next, result);
+  }
+  epilogue.replaceConvAndOps(conv, result);
+  copies.eraseSlices();
   return success();
 }
 
-/// `conv` as its implicit-GEMM kernel (after the kernel making the padded
-/// copy it reads) and the transpose of its position-major result: the bias
-/// and, without a residual, the clamp of `epilogue` in the kernel; a
-/// residual's add and what follows it stay ops after the transpose (the
-/// position-major tile is not the residual's layout).
+/// `conv` as its implicit-GEMM kernel (after the copy it reads, see
+/// InputCopies) and the transpose of its position-major result (into the
+/// next convolution's copy where InputCopies says so): the bias and, without
+/// a residual, the clamp of `epilogue` in the kernel; a residual's add and
+/// what follows it stay ops after the transpose (the position-major tile is
+/// not the residual's layout).
 LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue,
-                                           const ImplicitGemmTiling &tiling, SymbolTable &symbols) {
+                                           const ImplicitGemmTiling &tiling, SymbolTable &symbols,
+                                           InputCopies &copies) {
   ConvEpilogue folded = epilogue.residual ? ConvEpilogue{} : epilogue;
   folded.moveConvToItsEnd(conv);
   Location loc = conv.getLoc();
   OpBuilder b(conv);
-  Value input = conv.getInput();
-  if (RankedTensorType padded = implicitGemmInputType(conv); padded != input.getType()) {
-    auto copy = outlineKernel(conv, symbols, "pad", input, TypeRange{padded},
-                              [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                                return SmallVector<Value>{buildImplicitGemmInputCopy(kb, loc, conv, args[0], inits[0])};
-                              });
-    if (failed(copy))
-      return failure();
-    input = copy->getResult(0);
-  }
+  FailureOr<Value> input =
+      copies.input(conv, symbols, [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+        return SmallVector<Value>{buildImplicitGemmInputCopy(kb, loc, conv, args[0], inits[0])};
+      });
+  if (failed(input))
+    return failure();
   Operation *oldWeights = conv.getWeight().getDefiningOp();
   Value weights = nn::ConstantOp::create(b, loc, implicitGemmWeights(conv, tiling));
-  SmallVector<Value> operands{input, weights};
+  SmallVector<Value> operands{*input, weights};
   if (conv.getBias())
     operands.push_back(conv.getBias());
   auto out = cast<RankedTensorType>(conv.getType());
@@ -187,10 +281,25 @@ LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &
       });
   if (failed(launch))
     return failure();
-  FailureOr<exec::LaunchOp> transposed = transposeKernel(conv, symbols, launch->getResult(0), {0, 2, 1});
-  if (failed(transposed))
-    return failure();
-  folded.replaceConvAndOps(conv, exec::ViewOp::create(b, loc, out, transposed->getResult(0)));
+  Value result;
+  if (nn::ConvOp next = copies.readerOf(resultAfter(conv, folded))) {
+    auto [nextCopy, frame] = copies.copyOf(next);
+    auto transposed =
+        outlineKernel(conv, symbols, "transpose", launch->getResult(0), TypeRange{nextCopy},
+                      [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                        return SmallVector<Value>{buildFramedTranspose(kb, loc, conv, args[0], inits[0], frame)};
+                      });
+    if (failed(transposed))
+      return failure();
+    result = copies.written(b, loc, next, transposed->getResult(0));
+  } else {
+    FailureOr<exec::LaunchOp> transposed = transposeKernel(conv, symbols, launch->getResult(0), {0, 2, 1});
+    if (failed(transposed))
+      return failure();
+    result = exec::ViewOp::create(b, loc, out, transposed->getResult(0));
+  }
+  folded.replaceConvAndOps(conv, result);
+  copies.eraseSlices();
   if (oldWeights && oldWeights->use_empty())
     oldWeights->erase();
   return success();
@@ -212,27 +321,34 @@ bool takesImplicitGemm(nn::ConvOp conv, const VectorUnit &unit, bool fuse) {
 /// direct kernel, with the residual add and ReLU/Clip after it folded in
 /// when fusing; when fusing, the other ungrouped f32 convolutions with a
 /// bias or an epilogue become their GEMM form carrying it (lowerConvToGemm).
-/// This runs before the fusion passes, which then leave the results alone
-/// like any other launch's or GEMM's.
+/// The kernels go in program order, so that a kernel can write the padded
+/// copy of the convolution after it (InputCopies). This runs before the
+/// fusion passes, which then leave the results alone like any other
+/// launch's or GEMM's.
 LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, bool fuse, const VectorUnit &unit,
                                       bool packedWeights) {
-  SmallVector<nn::ConvOp> convs, implicitGemms, gemms;
+  // Each kernel's convolution, with its implicit-GEMM tiling (none: direct).
+  SmallVector<std::pair<nn::ConvOp, std::optional<ImplicitGemmTiling>>> kernels;
+  SmallVector<nn::ConvOp> gemms;
+  InputCopies copies(unit);
   func.walk([&](nn::ConvOp conv) {
-    if (takesImplicitGemm(conv, unit, fuse))
-      implicitGemms.push_back(conv);
-    else if (isDirectConvolution(conv, unit))
-      convs.push_back(conv);
-    else if (fuse && isLibraryContraction(conv) && isF32(conv.getInput()) && isF32(conv.getWeight()) &&
-             isF32(conv.getResult()) && cast<RankedTensorType>(conv.getType()).hasStaticShape())
+    if (takesImplicitGemm(conv, unit, fuse)) {
+      kernels.push_back({conv, implicitGemmTiling(conv, unit)});
+      copies.add(conv, InputCopies::Form::ImplicitGemm);
+    } else if (isDirectConvolution(conv, unit)) {
+      kernels.push_back({conv, std::nullopt});
+      copies.add(conv, InputCopies::Form::Direct);
+    } else if (fuse && isLibraryContraction(conv) && isF32(conv.getInput()) && isF32(conv.getWeight()) &&
+               isF32(conv.getResult()) && cast<RankedTensorType>(conv.getType()).hasStaticShape()) {
       gemms.push_back(conv);
+    }
   });
-  for (nn::ConvOp conv : convs)
-    if (failed(lowerDirectConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{}, unit, symbols)))
+  for (auto &[conv, tiling] : kernels) {
+    ConvEpilogue epilogue = fuse ? matchConvEpilogue(conv) : ConvEpilogue{};
+    if (failed(tiling ? lowerImplicitGemmConvolution(conv, epilogue, *tiling, symbols, copies)
+                      : lowerDirectConvolution(conv, epilogue, unit, symbols, copies)))
       return failure();
-  for (nn::ConvOp conv : implicitGemms)
-    if (failed(lowerImplicitGemmConvolution(conv, fuse ? matchConvEpilogue(conv) : ConvEpilogue{},
-                                            *implicitGemmTiling(conv, unit), symbols)))
-      return failure();
+  }
   for (nn::ConvOp conv : gemms) {
     ConvEpilogue epilogue = matchConvEpilogue(conv);
     if ((conv.getBias() || !epilogue.ops.empty()) &&

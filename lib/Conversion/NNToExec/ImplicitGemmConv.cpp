@@ -110,8 +110,36 @@ RankedTensorType implicitGemmInputType(nn::ConvOp conv) {
   return RankedTensorType::get(shape, in.getElementType());
 }
 
+SmallVector<int64_t> implicitGemmInputFrame(nn::ConvOp conv) {
+  if (implicitGemmInputType(conv) == conv.getInput().getType())
+    return {};
+  return paddingOf(conv);
+}
+
 Value buildImplicitGemmInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value init) {
   return copyWithZeroBorder(b, loc, x, init, paddingOf(conv));
+}
+
+Value buildFramedTranspose(OpBuilder &b, Location loc, nn::ConvOp conv, Value byPosition, Value init,
+                           ArrayRef<int64_t> frame) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(conv.getType()).getShape();
+  Value framed = zeroBorder(b, loc, init, shape, frame);
+  SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(frame[0]),
+                                    b.getIndexAttr(frame[1])};
+  SmallVector<OpFoldResult> sizes, ones(4, b.getIndexAttr(1));
+  for (int64_t d : shape)
+    sizes.push_back(b.getIndexAttr(d));
+  Value interior = tensor::ExtractSliceOp::create(b, loc, framed, offsets, sizes, ones);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> d;
+  for (int64_t i = 0; i < 4; ++i)
+    d.push_back(getAffineDimExpr(i, ctx));
+  // interior[n, m, y, x] = byPosition[n, y * OW + x, m].
+  AffineMap read = AffineMap::get(4, 0, {d[0], d[2] * shape[3] + d[3], d[1]}, ctx);
+  SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
+  interior = generic(b, loc, byPosition, interior, {read, b.getMultiDimIdentityMap(4)}, parallel,
+                     [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
+  return tensor::InsertSliceOp::create(b, loc, interior, framed, offsets, sizes, ones);
 }
 
 DenseElementsAttr implicitGemmWeights(nn::ConvOp conv, const ImplicitGemmTiling &t) {

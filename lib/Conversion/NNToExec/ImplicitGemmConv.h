@@ -29,6 +29,10 @@ std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const Vect
 /// the input's own type when the window needs no padding (it is then read
 /// as it lies).
 mlir::RankedTensorType implicitGemmInputType(nn::ConvOp conv);
+/// The zero frame around the input in that copy (ONNX-style [top, left,
+/// bottom, right]), so that the kernel producing the input can write the
+/// copy itself; empty when the input is read as it lies.
+llvm::SmallVector<int64_t> implicitGemmInputFrame(nn::ConvOp conv);
 /// The copy kernel body: `x` padded into `init`, each element written once.
 mlir::Value buildImplicitGemmInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
                                        mlir::Value init);
@@ -47,6 +51,13 @@ mlir::Value buildImplicitGemmConvolution(mlir::OpBuilder &b, mlir::Location loc,
                                          mlir::Value xPadded, mlir::Value weights, mlir::Value bias,
                                          std::optional<std::pair<double, double>> clamp, mlir::Value init,
                                          const ImplicitGemmTiling &t);
+
+/// The transpose kernel body after the kernel: its result [N, OH * OW, M]
+/// (`byPosition`) as [N, M, OH, OW] inside a zero `frame` of `init` (a later
+/// convolution's padded input copy, its inputCopyFrame or
+/// implicitGemmInputFrame), each element written once.
+mlir::Value buildFramedTranspose(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value byPosition,
+                                 mlir::Value init, llvm::ArrayRef<int64_t> frame);
 
 } // namespace nncc
 

@@ -99,17 +99,22 @@ SmallVector<Value> gridCoordinates(OpBuilder &b, Location loc, Value index, Arra
   return coord;
 }
 
-Value copyWithZeroBorder(OpBuilder &b, Location loc, Value x, Value init, ArrayRef<int64_t> pads) {
-  auto xShape = cast<RankedTensorType>(x.getType()).getShape();
-  int64_t n = xShape[0], c = xShape[1], h = xShape[2], w = xShape[3];
+Value zeroBorder(OpBuilder &b, Location loc, Value init, ArrayRef<int64_t> interior, ArrayRef<int64_t> pads) {
+  int64_t n = interior[0], c = interior[1], h = interior[2], w = interior[3];
   int64_t top = pads[0], left = pads[1], bottom = pads[2], right = pads[3], width = left + w + right;
   Type elem = cast<RankedTensorType>(init.getType()).getElementType();
   Value zero = scalarConstant(b, loc, elem, 0);
-  Value copy = fillBox(b, loc, init, {0, 0, 0, 0}, {n, c, top, width}, zero);
-  copy = fillBox(b, loc, copy, {0, 0, top + h, 0}, {n, c, bottom, width}, zero);
-  copy = fillBox(b, loc, copy, {0, 0, top, 0}, {n, c, h, left}, zero);
-  copy = fillBox(b, loc, copy, {0, 0, top, left + w}, {n, c, h, right}, zero);
-  SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(top), b.getIndexAttr(left)};
+  Value framed = fillBox(b, loc, init, {0, 0, 0, 0}, {n, c, top, width}, zero);
+  framed = fillBox(b, loc, framed, {0, 0, top + h, 0}, {n, c, bottom, width}, zero);
+  framed = fillBox(b, loc, framed, {0, 0, top, 0}, {n, c, h, left}, zero);
+  return fillBox(b, loc, framed, {0, 0, top, left + w}, {n, c, h, right}, zero);
+}
+
+Value copyWithZeroBorder(OpBuilder &b, Location loc, Value x, Value init, ArrayRef<int64_t> pads) {
+  auto xShape = cast<RankedTensorType>(x.getType()).getShape();
+  Value copy = zeroBorder(b, loc, init, xShape, pads);
+  SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(pads[0]),
+                                    b.getIndexAttr(pads[1])};
   SmallVector<OpFoldResult> sizes, ones(4, b.getIndexAttr(1));
   for (int64_t d : xShape)
     sizes.push_back(b.getIndexAttr(d));

@@ -66,6 +66,12 @@ llvm::SmallVector<int64_t> coveringPads(llvm::ArrayRef<int64_t> pads, llvm::Arra
 mlir::Value fillBox(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t, llvm::ArrayRef<int64_t> offsets,
                     llvm::ArrayRef<int64_t> sizes, mlir::Value value);
 
+/// `init` [N, C, H + pads[0] + pads[2], W + pads[1] + pads[3]] with zeros
+/// around its interior [N, C, H, W] at (pads[0], pads[1]) (`interior`: that
+/// shape), which is left as it was.
+mlir::Value zeroBorder(mlir::OpBuilder &b, mlir::Location loc, mlir::Value init, llvm::ArrayRef<int64_t> interior,
+                       llvm::ArrayRef<int64_t> pads);
+
 /// `x` [N, C, H, W] into `init` [N, C, H + pads[0] + pads[2], W + pads[1] +
 /// pads[3]] at (pads[0], pads[1]), zeros around it: each element of `init`
 /// written once (zeros on the border only, not a fill of the whole copy

@@ -142,3 +142,47 @@ func.func @transposed_residual(%x: tensor<1x64x4x4xf32>, %r: tensor<1x32x4x4xf32
   %2 = nn.relu %1 : tensor<1x32x4x4xf32> loc("act")
   return %2 : tensor<1x32x4x4xf32>
 }
+
+// -----
+
+// CPU plan: a direct convolution whose result (after its ReLU) only the next
+// direct convolution reads writes that convolution's padded copy itself: its
+// launch returns the copy (the output inside a zero frame, which the tasks
+// on the frame's edges zero: scf.if, linalg.fill) and no copy kernel runs
+// between the two. The first still reads a copy of its own input.
+// CPU-LABEL: func.func @writes_next_copy
+// CPU: %[[P:.*]] = exec.launch @k0_pad(%arg0) {nodes = "conv1,act1"} : (tensor<1x8x16x16xf32>) -> tensor<1x8x18x18xf32>
+// CPU: %[[A:.*]] = exec.launch @k0_conv(%[[P]], %arg1) {nodes = "conv1,act1"} : (tensor<1x8x18x18xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x18x18xf32>
+// CPU-NOT: _pad
+// CPU: %[[B:.*]] = exec.launch @k1_conv(%[[A]], %arg2) {nodes = "conv2"} : (tensor<1x8x18x18xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+// CPU-NEXT: return %[[B]]
+// CPU: func.func private @k0_conv
+// CPU: scf.forall
+// CPU: scf.if
+// CPU: linalg.fill
+// CPU: tensor.parallel_insert_slice {{.*}} [1, 4, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<4x?x?xf32> into tensor<1x8x18x18xf32>
+// CPU: func.func private @k1_conv
+// CPU-NOT: scf.if
+// CPU: tensor.parallel_insert_slice {{.*}} : tensor<4x{{[0-9]+}}x16xf32> into tensor<1x8x16x16xf32>
+func.func @writes_next_copy(%x: tensor<1x8x16x16xf32>, %w1: tensor<8x8x3x3xf32>, %w2: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = nn.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("conv1")
+  %1 = nn.relu %0 : tensor<1x8x16x16xf32> loc("act1")
+  %2 = nn.conv %1, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("conv2")
+  return %2 : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// A result that another op reads too (here the second convolution's
+// residual) stays a plain output: the second convolution copies it.
+// CPU-LABEL: func.func @shared_result_is_copied
+// CPU: %[[A:.*]] = exec.launch @k0_conv({{.*}}) {nodes = "conv1,act1"} : ({{.*}}) -> tensor<1x8x16x16xf32>
+// CPU: %[[P:.*]] = exec.launch @k1_pad(%[[A]])
+// CPU: exec.launch @k1_conv(%[[P]], %arg2, %[[A]]) {nodes = "conv2,res"}
+func.func @shared_result_is_copied(%x: tensor<1x8x16x16xf32>, %w1: tensor<8x8x3x3xf32>, %w2: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = nn.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("conv1")
+  %1 = nn.relu %0 : tensor<1x8x16x16xf32> loc("act1")
+  %2 = nn.conv %1, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("conv2")
+  %3 = nn.add %2, %1 : (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("res")
+  return %3 : tensor<1x8x16x16xf32>
+}
