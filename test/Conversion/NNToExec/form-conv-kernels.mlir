@@ -186,3 +186,27 @@ func.func @shared_result_is_copied(%x: tensor<1x8x16x16xf32>, %w1: tensor<8x8x3x
   %3 = nn.add %2, %1 : (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("res")
   return %3 : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// An implicit-GEMM kernel's result read by another one alone: the transpose
+// after the first writes the second's padded copy (zeros on the frame, NCHW
+// inside it), and no copy kernel runs between them.
+// CPU-LABEL: func.func @transpose_writes_next_copy
+// CPU: %[[A:.*]] = exec.launch @k0_conv(%arg0, %{{.*}}) {nodes = "conv1,act1"} : (tensor<1x64x14x14xf32>, {{.*}}) -> tensor<1x144x64xf32>
+// CPU: %[[T:.*]] = exec.launch @k0_transpose(%[[A]]) {nodes = "conv1,act1"} : (tensor<1x144x64xf32>) -> tensor<1x64x16x16xf32>
+// CPU-NOT: _pad
+// CPU: exec.launch @k1_conv(%[[T]], %{{.*}}) {nodes = "conv2"} : (tensor<1x64x16x16xf32>, {{.*}}) -> tensor<1x196x64xf32>
+// CPU: func.func private @k0_transpose
+// CPU: linalg.fill
+// CPU: %[[IN:.*]] = tensor.extract_slice %{{.*}}[0, 0, 2, 2] [1, 64, 12, 12] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<1x64x12x12xf32>
+// CPU: %[[G:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x144x64xf32>) outs(%[[IN]] : tensor<1x64x12x12xf32>)
+// CPU: tensor.insert_slice %[[G]] into %{{.*}}[0, 0, 2, 2] [1, 64, 12, 12] [1, 1, 1, 1]
+func.func @transpose_writes_next_copy(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
+  %w1 = nn.constant dense<0.5> : tensor<64x64x3x3xf32>
+  %w2 = nn.constant dense<0.25> : tensor<64x64x3x3xf32>
+  %0 = nn.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x12x12xf32> loc("conv1")
+  %1 = nn.relu %0 : tensor<1x64x12x12xf32> loc("act1")
+  %2 = nn.conv %1, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x64x12x12xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x14x14xf32> loc("conv2")
+  return %2 : tensor<1x64x14x14xf32>
+}
