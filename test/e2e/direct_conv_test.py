@@ -222,6 +222,24 @@ def reference_conv(x, w, b, pads, group, dilations, strides):
     return out + b[None, :, None, None]
 
 
+def save_case(work, name, nodes, inputs, out_shape, weights):
+    """The model (inputs [(name, value)], one f32 output "y") and its inputs under work/name: (folder,
+    model path)."""
+    graph = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in inputs],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    d = os.path.join(work, name)
+    os.makedirs(os.path.join(d, "in"), exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    onnx.save(model, path)
+    for i, (input_name, value) in enumerate(inputs):
+        with open(os.path.join(d, "in", f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, input_name).SerializeToString())
+    return d, path
+
+
 def check(case, args, work, rng):
     name, direct, n, cin, cout, h, wd, k, pads, group, dilations, strides = case[:12]
     epilogue = case[12] if len(case) > 12 else None
@@ -257,18 +275,7 @@ def check(case, args, work, rng):
             nodes.append(helper.make_node("Clip", [src, "lo", "hi"], [dst], name="clip"))
             want = np.minimum(np.maximum(want, 0), hi)
     nodes[-1].output[0] = "y"
-    graph = helper.make_graph(nodes, name,
-                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape) for n, v in inputs],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, want.shape)], weights)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    d = os.path.join(work, name)
-    os.makedirs(os.path.join(d, "in"), exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(model, path)
-    for i, (input_name, value) in enumerate(inputs):
-        with open(os.path.join(d, "in", f"input_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, input_name).SerializeToString())
+    d, path = save_case(work, name, nodes, inputs, want.shape, weights)
 
     for cpu in CPUS:
         expected = direct[cpu] if isinstance(direct, dict) else direct
@@ -334,16 +341,7 @@ def check_chain(case, args, work, rng):
     nodes.append(helper.make_node("Conv", [nodes[-1].output[0], "w2", "b2"], ["y"], name="conv2",
                                   kernel_shape=[3, 3], pads=pads2, dilations=dilations2))
     weights = [numpy_helper.from_array(v, k) for k, v in (("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2))]
-    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, want.shape)], weights)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    d = os.path.join(work, name)
-    os.makedirs(os.path.join(d, "in"), exist_ok=True)
-    path = os.path.join(d, "model.onnx")
-    onnx.save(model, path)
-    with open(os.path.join(d, "in", "input_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    d, path = save_case(work, name, nodes, [("x", x)], want.shape, weights)
     forms = []
     for cpu in CPUS:
         exec_ir = run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "--emit=exec", "-o", "-"],

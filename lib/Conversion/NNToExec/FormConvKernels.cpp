@@ -6,6 +6,7 @@
 #include "lib/Conversion/NNToExec/DirectConv.h"
 #include "lib/Conversion/NNToExec/Im2col.h"
 #include "lib/Conversion/NNToExec/ImplicitGemmConv.h"
+#include "lib/Conversion/NNToExec/LinalgUtils.h"
 #include "lib/Conversion/NNToExec/Outline.h"
 #include "lib/Conversion/NNToExec/PassDetail.h"
 
@@ -159,14 +160,8 @@ public:
   /// it that `next` reads until it is lowered.
   Value written(OpBuilder &b, Location loc, nn::ConvOp next, Value framed) {
     written_[next] = framed;
-    SmallVector<int64_t> frame = copyOf(next).second;
-    ArrayRef<int64_t> shape = cast<RankedTensorType>(next.getInput().getType()).getShape();
-    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(frame[0]),
-                                      b.getIndexAttr(frame[1])};
-    SmallVector<OpFoldResult> sizes, ones(4, b.getIndexAttr(1));
-    for (int64_t d : shape)
-      sizes.push_back(b.getIndexAttr(d));
-    return tensor::ExtractSliceOp::create(b, loc, framed, offsets, sizes, ones);
+    return extractInterior(b, loc, framed, cast<RankedTensorType>(next.getInput().getType()).getShape(),
+                           copyOf(next).second);
   }
 
   /// The input `conv`'s kernel reads: the copy written for it, else a copy

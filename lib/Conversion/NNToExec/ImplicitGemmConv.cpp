@@ -124,12 +124,7 @@ Value buildFramedTranspose(OpBuilder &b, Location loc, nn::ConvOp conv, Value by
                            ArrayRef<int64_t> frame) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(conv.getType()).getShape();
   Value framed = zeroBorder(b, loc, init, shape, frame);
-  SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(frame[0]),
-                                    b.getIndexAttr(frame[1])};
-  SmallVector<OpFoldResult> sizes, ones(4, b.getIndexAttr(1));
-  for (int64_t d : shape)
-    sizes.push_back(b.getIndexAttr(d));
-  Value interior = tensor::ExtractSliceOp::create(b, loc, framed, offsets, sizes, ones);
+  Value interior = extractInterior(b, loc, framed, shape, frame);
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineExpr> d;
   for (int64_t i = 0; i < 4; ++i)
@@ -139,7 +134,7 @@ Value buildFramedTranspose(OpBuilder &b, Location loc, nn::ConvOp conv, Value by
   SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
   interior = generic(b, loc, byPosition, interior, {read, b.getMultiDimIdentityMap(4)}, parallel,
                      [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
-  return tensor::InsertSliceOp::create(b, loc, interior, framed, offsets, sizes, ones);
+  return insertInterior(b, loc, interior, framed, frame);
 }
 
 DenseElementsAttr implicitGemmWeights(nn::ConvOp conv, const ImplicitGemmTiling &t) {

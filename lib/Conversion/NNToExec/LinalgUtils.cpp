@@ -110,15 +110,34 @@ Value zeroBorder(OpBuilder &b, Location loc, Value init, ArrayRef<int64_t> inter
   return fillBox(b, loc, framed, {0, 0, top, left + w}, {n, c, h, right}, zero);
 }
 
+namespace {
+
+/// Offsets, sizes and strides of the interior of a framed tensor.
+struct Interior {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  Interior(OpBuilder &b, ArrayRef<int64_t> interior, ArrayRef<int64_t> pads)
+      : offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(pads[0]), b.getIndexAttr(pads[1])},
+        strides(4, b.getIndexAttr(1)) {
+    for (int64_t d : interior)
+      sizes.push_back(b.getIndexAttr(d));
+  }
+};
+
+} // namespace
+
+Value extractInterior(OpBuilder &b, Location loc, Value framed, ArrayRef<int64_t> interior, ArrayRef<int64_t> pads) {
+  Interior at(b, interior, pads);
+  return tensor::ExtractSliceOp::create(b, loc, framed, at.offsets, at.sizes, at.strides);
+}
+
+Value insertInterior(OpBuilder &b, Location loc, Value x, Value framed, ArrayRef<int64_t> pads) {
+  Interior at(b, cast<RankedTensorType>(x.getType()).getShape(), pads);
+  return tensor::InsertSliceOp::create(b, loc, x, framed, at.offsets, at.sizes, at.strides);
+}
+
 Value copyWithZeroBorder(OpBuilder &b, Location loc, Value x, Value init, ArrayRef<int64_t> pads) {
-  auto xShape = cast<RankedTensorType>(x.getType()).getShape();
-  Value copy = zeroBorder(b, loc, init, xShape, pads);
-  SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(pads[0]),
-                                    b.getIndexAttr(pads[1])};
-  SmallVector<OpFoldResult> sizes, ones(4, b.getIndexAttr(1));
-  for (int64_t d : xShape)
-    sizes.push_back(b.getIndexAttr(d));
-  return tensor::InsertSliceOp::create(b, loc, x, copy, offsets, sizes, ones);
+  Value copy = zeroBorder(b, loc, init, cast<RankedTensorType>(x.getType()).getShape(), pads);
+  return insertInterior(b, loc, x, copy, pads);
 }
 
 Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> pads, Value value) {

@@ -72,6 +72,14 @@ mlir::Value fillBox(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t, llvm:
 mlir::Value zeroBorder(mlir::OpBuilder &b, mlir::Location loc, mlir::Value init, llvm::ArrayRef<int64_t> interior,
                        llvm::ArrayRef<int64_t> pads);
 
+/// The interior [N, C, H, W] (`interior`: that shape) of `framed` [N, C,
+/// H + pads[0] + pads[2], W + pads[1] + pads[3]], at (pads[0], pads[1]).
+mlir::Value extractInterior(mlir::OpBuilder &b, mlir::Location loc, mlir::Value framed,
+                            llvm::ArrayRef<int64_t> interior, llvm::ArrayRef<int64_t> pads);
+/// `x` [N, C, H, W] written into that interior of `framed`.
+mlir::Value insertInterior(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value framed,
+                           llvm::ArrayRef<int64_t> pads);
+
 /// `x` [N, C, H, W] into `init` [N, C, H + pads[0] + pads[2], W + pads[1] +
 /// pads[3]] at (pads[0], pads[1]), zeros around it: each element of `init`
 /// written once (zeros on the border only, not a fill of the whole copy
