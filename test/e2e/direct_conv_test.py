@@ -375,6 +375,66 @@ def check_chain(case, args, work, rng):
     return ok, f"{name}: {'ok  ' if ok else 'FAIL'} max abs err {figures} (bound {bound:.2e}); {', '.join(forms)}"
 
 
+def reference_max_pool_3x3_stride2_pad1(x):
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    oh, ow = (x.shape[2] - 1) // 2 + 1, (x.shape[3] - 1) // 2 + 1
+    return np.max([xp[:, :, y:y + 2 * oh - 1:2, z:z + 2 * ow - 1:2] for y in range(3) for z in range(3)], axis=0)
+
+
+def check_residual_blocks(args, work, rng, name="residual_blocks", n=2, c=16, h=56):
+    """ResNet's first stage: a 3x3/2 max pool, then two blocks of conv-Relu-conv-Add-Relu whose
+    input is also the block's residual. Each block input's producer (the pool's kernel, the first
+    block's second convolution) writes the next convolution's padded copy, and the direct kernel
+    folding the Add reads its residual inside that frame: no copy kernel at all."""
+    x = rng.standard_normal((n, c, h, h)).astype(np.float32)
+    ws = [rng.standard_normal((c, c, 3, 3)).astype(np.float32) * 0.2 for _ in range(4)]
+    bs = [rng.standard_normal(c).astype(np.float32) for _ in range(4)]
+    conv = lambda v, i: reference_conv(v, ws[i].astype(np.float64), bs[i].astype(np.float64),  # noqa: E731
+                                       [1, 1, 1, 1], 1, [1, 1], [1, 1])
+    relu = lambda v: np.maximum(v, 0)  # noqa: E731
+    want = reference_max_pool_3x3_stride2_pad1(x.astype(np.float64))
+    nodes = [helper.make_node("MaxPool", ["x"], ["b0"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1])]
+    for block in range(2):
+        i, src = 2 * block, f"b{block}"
+        nodes += [helper.make_node("Conv", [src, f"w{i}", f"c{i}"], [f"a{block}"], name=f"conv{i}",
+                                   kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", [f"a{block}"], [f"r{block}"], name=f"relu{i}"),
+                  helper.make_node("Conv", [f"r{block}", f"w{i + 1}", f"c{i + 1}"], [f"s{block}"],
+                                   name=f"conv{i + 1}", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                  helper.make_node("Add", [f"s{block}", src], [f"t{block}"], name=f"add{block}"),
+                  helper.make_node("Relu", [f"t{block}"], [f"b{block + 1}"], name=f"relu{i + 1}")]
+        want = relu(conv(relu(conv(want, i)), i + 1) + want)
+    nodes[-1].output[0] = "y"
+    weights = [numpy_helper.from_array(v, f"w{i}") for i, v in enumerate(ws)]
+    weights += [numpy_helper.from_array(v, f"c{i}") for i, v in enumerate(bs)]
+    d, path = save_case(work, name, nodes, [("x", x)], want.shape, weights)
+    forms = []
+    for cpu in CPUS:
+        exec_ir = run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "--emit=exec", "-o", "-"],
+                      "nncc --emit=exec")
+        kinds = [line.split("@")[1].split("(")[0].split("_", 1)[1] for line in exec_ir.splitlines()
+                 if "exec.launch" in line]
+        if kinds != ["max_pool"] + ["conv"] * 4:
+            return False, f"{name}: FAIL for {cpu} expected a max pool and four convolution kernels alone: {kinds}"
+        forms.append(f"{cpu} {'+'.join(kinds)}")
+    bound = 1e-4 * max(1.0, float(np.max(np.abs(want))))
+    errors = {}
+    for cpu in [c for c in CPUS if c in runnable_cpus()]:
+        so, out = os.path.join(d, f"{cpu}.so"), os.path.join(d, f"out-{cpu}")
+        os.makedirs(out, exist_ok=True)
+        run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "-o", so], "nncc")
+        run(["env", "NNCC_POISON_ARENA=1", args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir",
+             out, "--threads", "2"], "nncc-run")
+        got = read_tensor(os.path.join(out, "output_0.pb")).astype(np.float64)
+        if got.shape != want.shape:
+            return False, f"{name}: FAIL {cpu} shape {list(got.shape)}, reference {list(want.shape)}"
+        errors[cpu] = float(np.max(np.abs(got - want)))
+    ok = all(error <= bound for error in errors.values())  # NaN fails
+    figures = ", ".join(f"{cpu} {error:.2e}" for cpu, error in errors.items())
+    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} max abs err {figures} (bound {bound:.2e}); {', '.join(forms)}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -386,6 +446,7 @@ def main():
     rng = np.random.default_rng(0)
     checks = [(case[0], lambda case=case: check(case, args, work, rng)) for case in CASES]
     checks += [(case[0], lambda case=case: check_chain(case, args, work, rng)) for case in CHAINS]
+    checks.append(("residual_blocks", lambda: check_residual_blocks(args, work, rng)))
     return run_checks(checks, tmp)
 
 

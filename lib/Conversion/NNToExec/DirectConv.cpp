@@ -454,7 +454,8 @@ struct TileWindow {
 /// The direct kernel of window `g` (see buildDirectConvolution; for a max
 /// pool `w`, `bias` and `residual` are null and the epilogue empty).
 Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w, Value bias, Value residual,
-                  const ConvEpilogue &epilogue, Value init, const VectorUnit &unit, ArrayRef<int64_t> frame) {
+                  const ConvEpilogue &epilogue, Value init, const VectorUnit &unit, ArrayRef<int64_t> frame,
+                  ArrayRef<int64_t> residualFrame) {
   Tiling t = tilingOf(g, unit);
   const int64_t vectorLanes = t.lanes;
   auto outShape = g.out.getShape();
@@ -670,9 +671,13 @@ Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w,
         if (residual) {
           bool whole = (v + 1) * vectorLanes <= t.columns;
           auto plus = [&](Value base, int64_t k) { return fb.createOrFold<arith::AddIOp>(loc, base, c(k)); };
-          Value tile = vector::TransferReadOp::create(fb, loc, vecType, residual,
-                                                      ValueRange{img, plus(m0, ch), plus(oh0, r), plus(ow0, v * vectorLanes)},
-                                                      zero, ArrayRef<bool>{whole});
+          // Inside a frame: offset by its top and left.
+          int64_t top = residualFrame.empty() ? 0 : residualFrame[0];
+          int64_t left = residualFrame.empty() ? 0 : residualFrame[1];
+          Value tile = vector::TransferReadOp::create(
+              fb, loc, vecType, residual,
+              ValueRange{img, plus(m0, ch), plus(oh0, r + top), plus(ow0, v * vectorLanes + left)}, zero,
+              ArrayRef<bool>{whole});
           sum = arith::AddFOp::create(fb, loc, sum, tile);
         }
         if (clamp) {
@@ -703,13 +708,13 @@ Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w,
 
 Value buildDirectConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value w, Value bias,
                              Value residual, const ConvEpilogue &epilogue, Value init, const VectorUnit &unit,
-                             ArrayRef<int64_t> frame) {
-  return buildDirect(b, loc, windowOf(conv), x, w, bias, residual, epilogue, init, unit, frame);
+                             ArrayRef<int64_t> frame, ArrayRef<int64_t> residualFrame) {
+  return buildDirect(b, loc, windowOf(conv), x, w, bias, residual, epilogue, init, unit, frame, residualFrame);
 }
 
-Value buildDirectMaxPool(OpBuilder &b, Location loc, nn::MaxPoolOp pool, Value x, Value init,
-                         const VectorUnit &unit) {
-  return buildDirect(b, loc, windowOf(pool), x, Value(), Value(), Value(), ConvEpilogue(), init, unit, {});
+Value buildDirectMaxPool(OpBuilder &b, Location loc, nn::MaxPoolOp pool, Value x, Value init, const VectorUnit &unit,
+                         ArrayRef<int64_t> frame) {
+  return buildDirect(b, loc, windowOf(pool), x, Value(), Value(), Value(), ConvEpilogue(), init, unit, frame, {});
 }
 
 } // namespace nncc

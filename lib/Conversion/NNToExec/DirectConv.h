@@ -43,9 +43,10 @@ bool rowsFillVectors(int64_t width, const VectorUnit &unit);
 /// in-place tiling of a depthwise convolution, its taps combined by max with
 /// -inf for padding.
 bool isDirectMaxPool(nn::MaxPoolOp pool, const VectorUnit &unit);
-/// The direct max pool kernel body: out = max_pool(x) into `init`.
+/// The direct max pool kernel body: out = max_pool(x) into `init`, inside a
+/// zero `frame` of it when set (as buildDirectConvolution's).
 mlir::Value buildDirectMaxPool(mlir::OpBuilder &b, mlir::Location loc, nn::MaxPoolOp pool, mlir::Value x,
-                               mlir::Value init, const VectorUnit &unit);
+                               mlir::Value init, const VectorUnit &unit, llvm::ArrayRef<int64_t> frame = {});
 
 /// True when the direct kernel of `conv` reads a padded copy of its input
 /// (tiles of 4+ output channels) made by a kernel of its own before it: the
@@ -70,11 +71,12 @@ mlir::Value buildInputCopy(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp co
 /// the input, or its copy when readsInputCopy. With a `frame` (a later
 /// convolution's inputCopyFrame), `init` is that much larger and the kernel
 /// writes that convolution's padded copy: the output inside, zeros on the
-/// frame, and the copy kernel before it goes away.
+/// frame, and the copy kernel before it goes away. With a `residualFrame`,
+/// `residual` is such a copy, read inside that frame.
 mlir::Value buildDirectConvolution(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value x,
                                    mlir::Value w, mlir::Value bias, mlir::Value residual,
                                    const ConvEpilogue &epilogue, mlir::Value init, const VectorUnit &unit,
-                                   llvm::ArrayRef<int64_t> frame = {});
+                                   llvm::ArrayRef<int64_t> frame = {}, llvm::ArrayRef<int64_t> residualFrame = {});
 
 } // namespace nncc
 

@@ -130,7 +130,12 @@ public:
 
   explicit InputCopies(const VectorUnit &unit) : unit_(unit) {}
 
-  void add(nn::ConvOp conv, Form form) { forms_[conv] = form; }
+  /// `conv` becomes a kernel of `form`; a direct kernel folds `epilogue`.
+  void add(nn::ConvOp conv, Form form, const ConvEpilogue &epilogue) {
+    forms_[conv] = form;
+    if (form == Form::Direct && epilogue.residual)
+      residualAdds_[epilogue.ops.front()] = epilogue.residual;
+  }
 
   /// The copy `conv` reads, and the frame around its input in it (empty when
   /// it is more than a frame, or when `conv` reads no copy).
@@ -146,31 +151,59 @@ public:
   }
 
   /// The convolution whose copy the kernel producing `result` writes
-  /// instead of `result` (its only reader, reading a frame of it), or null.
+  /// instead of `result`, or null: the one reader of `result` that reads a
+  /// frame of it, when every other reader is a residual Add that a direct
+  /// kernel folds (it reads the residual through the frame, see
+  /// residualFrame).
   nn::ConvOp readerOf(Value result) const {
-    if (!result.hasOneUse())
-      return {};
-    auto next = dyn_cast<nn::ConvOp>(*result.getUsers().begin());
-    if (!next || next.getInput() != result || copyOf(next).second.empty())
-      return {};
+    nn::ConvOp next;
+    for (OpOperand &use : result.getUses()) {
+      auto conv = dyn_cast<nn::ConvOp>(use.getOwner());
+      if (conv && !next && use.getOperandNumber() == 0 && !copyOf(conv).second.empty()) {
+        next = conv;
+        continue;
+      }
+      auto folded = residualAdds_.find(use.getOwner());
+      if (folded == residualAdds_.end() || folded->second != result)
+        return {};
+    }
     return next;
+  }
+
+  /// `epilogue`'s residual Add is folded into its kernel now (and erased):
+  /// no longer a reader to look up.
+  void folded(const ConvEpilogue &epilogue) {
+    if (epilogue.residual)
+      residualAdds_.erase(epilogue.ops.front());
+  }
+
+  /// A residual that a kernel wrote inside a frame (a slice of a copy
+  /// written for another convolution): that copy and the frame; else
+  /// `residual` itself and no frame.
+  std::pair<Value, SmallVector<int64_t>> residualFrame(Value residual) const {
+    auto framed = framedSlices_.find(residual);
+    if (framed == framedSlices_.end())
+      return {residual, {}};
+    return framed->second;
   }
 
   /// `framed`, written by a kernel, is `next`'s copy; returns the slice of
   /// it that `next` reads until it is lowered.
   Value written(OpBuilder &b, Location loc, nn::ConvOp next, Value framed) {
     written_[next] = framed;
-    return extractInterior(b, loc, framed, cast<RankedTensorType>(next.getInput().getType()).getShape(),
-                           copyOf(next).second);
+    SmallVector<int64_t> frame = copyOf(next).second;
+    Value slice =
+        extractInterior(b, loc, framed, cast<RankedTensorType>(next.getInput().getType()).getShape(), frame);
+    framedSlices_[slice] = {framed, frame};
+    slices_.push_back(slice.getDefiningOp());
+    return slice;
   }
 
   /// The input `conv`'s kernel reads: the copy written for it, else a copy
   /// kernel's (made with `buildCopy`) when it reads one, else its input.
   FailureOr<Value> input(nn::ConvOp conv, SymbolTable &symbols, const KernelBodyFn &buildCopy) {
-    if (auto found = written_.find(conv); found != written_.end()) {
-      slices_.push_back(conv.getInput().getDefiningOp());
+    if (auto found = written_.find(conv); found != written_.end())
       return found->second;
-    }
     RankedTensorType type = copyOf(conv).first;
     if (!type)
       return conv.getInput();
@@ -180,7 +213,8 @@ public:
     return copy->getResult(0);
   }
 
-  /// Erases the slices that readers of written copies no longer read.
+  /// Erases the slices of written copies, which no reader reads once every
+  /// kernel is formed.
   void eraseSlices() {
     for (Operation *slice : slices_)
       if (slice->use_empty())
@@ -192,6 +226,8 @@ private:
   const VectorUnit &unit_;
   DenseMap<Operation *, Form> forms_;
   DenseMap<Operation *, Value> written_;
+  DenseMap<Operation *, Value> residualAdds_; // a folded residual Add -> its residual
+  DenseMap<Value, std::pair<Value, SmallVector<int64_t>>> framedSlices_;
   SmallVector<Operation *> slices_;
 };
 
@@ -218,15 +254,16 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
   SmallVector<Value> operands{*input, conv.getWeight()};
   if (conv.getBias())
     operands.push_back(conv.getBias());
-  if (epilogue.residual)
-    operands.push_back(epilogue.residual);
+  auto [residual, residualFrame] = copies.residualFrame(epilogue.residual);
+  if (residual)
+    operands.push_back(residual);
   auto launch = outlineKernel(
       conv, symbols, "conv", operands, TypeRange{next ? Type(nextCopy) : conv.getType()},
       [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
         Value bias = conv.getBias() ? args[2] : Value();
-        Value residual = epilogue.residual ? args.back() : Value();
-        return SmallVector<Value>{buildDirectConvolution(kb, loc, conv, args[0], args[1], bias, residual, epilogue,
-                                                         inits[0], unit, frame)};
+        Value residualArg = residual ? args.back() : Value();
+        return SmallVector<Value>{buildDirectConvolution(kb, loc, conv, args[0], args[1], bias, residualArg,
+                                                         epilogue, inits[0], unit, frame, residualFrame)};
       });
   if (failed(launch))
     return failure();
@@ -235,8 +272,8 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
     OpBuilder b(conv);
     result = copies.written(b, loc, next, result);
   }
+  copies.folded(epilogue);
   epilogue.replaceConvAndOps(conv, result);
-  copies.eraseSlices();
   return success();
 }
 
@@ -294,9 +331,33 @@ LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &
     result = exec::ViewOp::create(b, loc, out, transposed->getResult(0));
   }
   folded.replaceConvAndOps(conv, result);
-  copies.eraseSlices();
   if (oldWeights && oldWeights->use_empty())
     oldWeights->erase();
+  return success();
+}
+
+/// `pool` as the direct kernel's max-pool form, writing the padded copy of
+/// the convolution after it where InputCopies says so.
+LogicalResult lowerDirectMaxPool(nn::MaxPoolOp pool, const VectorUnit &unit, SymbolTable &symbols,
+                                 InputCopies &copies) {
+  Location loc = pool.getLoc();
+  nn::ConvOp next = copies.readerOf(pool.getOutput());
+  auto [nextCopy, frame] = next ? copies.copyOf(next) : std::pair<RankedTensorType, SmallVector<int64_t>>{};
+  auto launch = outlineKernel(pool, symbols, "max_pool", pool.getInput(),
+                              TypeRange{next ? Type(nextCopy) : pool.getOutput().getType()},
+                              [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+                                return SmallVector<Value>{
+                                    buildDirectMaxPool(kb, loc, pool, args[0], inits[0], unit, frame)};
+                              });
+  if (failed(launch))
+    return failure();
+  Value result = launch->getResult(0);
+  if (next) {
+    OpBuilder b(pool);
+    result = copies.written(b, loc, next, result);
+  }
+  pool.getOutput().replaceAllUsesWith(result);
+  pool.erase();
   return success();
 }
 
@@ -322,52 +383,57 @@ bool takesImplicitGemm(nn::ConvOp conv, const VectorUnit &unit, bool fuse) {
 /// launch's or GEMM's.
 LogicalResult lowerDirectConvolutions(func::FuncOp func, SymbolTable &symbols, bool fuse, const VectorUnit &unit,
                                       bool packedWeights) {
-  // Each kernel's convolution, with its implicit-GEMM tiling (none: direct).
-  SmallVector<std::pair<nn::ConvOp, std::optional<ImplicitGemmTiling>>> kernels;
+  // The kernels in program order: convolutions with their implicit-GEMM
+  // tiling (none: direct), and 2-D max pools as the direct kernel's in-place
+  // vector code (the depthwise tiling, max for the FMA): as a loop kernel
+  // LLVM ran them scalar with a select per tap (docs/performance.md).
+  struct Kernel {
+    Operation *op;
+    std::optional<ImplicitGemmTiling> tiling;
+  };
+  SmallVector<Kernel> kernels;
   SmallVector<nn::ConvOp> gemms;
   InputCopies copies(unit);
-  func.walk([&](nn::ConvOp conv) {
+  func.walk([&](Operation *op) {
+    if (auto pool = dyn_cast<nn::MaxPoolOp>(op)) {
+      if (isDirectMaxPool(pool, unit))
+        kernels.push_back({pool, std::nullopt});
+      return;
+    }
+    auto conv = dyn_cast<nn::ConvOp>(op);
+    if (!conv)
+      return;
+    ConvEpilogue epilogue = fuse ? matchConvEpilogue(conv) : ConvEpilogue{};
     if (takesImplicitGemm(conv, unit, fuse)) {
       kernels.push_back({conv, implicitGemmTiling(conv, unit)});
-      copies.add(conv, InputCopies::Form::ImplicitGemm);
+      copies.add(conv, InputCopies::Form::ImplicitGemm, epilogue);
     } else if (isDirectConvolution(conv, unit)) {
       kernels.push_back({conv, std::nullopt});
-      copies.add(conv, InputCopies::Form::Direct);
+      copies.add(conv, InputCopies::Form::Direct, epilogue);
     } else if (fuse && isLibraryContraction(conv) && isF32(conv.getInput()) && isF32(conv.getWeight()) &&
                isF32(conv.getResult()) && cast<RankedTensorType>(conv.getType()).hasStaticShape()) {
       gemms.push_back(conv);
     }
   });
-  for (auto &[conv, tiling] : kernels) {
-    ConvEpilogue epilogue = fuse ? matchConvEpilogue(conv) : ConvEpilogue{};
-    if (failed(tiling ? lowerImplicitGemmConvolution(conv, epilogue, *tiling, symbols, copies)
-                      : lowerDirectConvolution(conv, epilogue, unit, symbols, copies)))
+  for (Kernel &k : kernels) {
+    LogicalResult formed = success();
+    if (auto pool = dyn_cast<nn::MaxPoolOp>(k.op)) {
+      formed = lowerDirectMaxPool(pool, unit, symbols, copies);
+    } else {
+      auto conv = cast<nn::ConvOp>(k.op);
+      ConvEpilogue epilogue = fuse ? matchConvEpilogue(conv) : ConvEpilogue{};
+      formed = k.tiling ? lowerImplicitGemmConvolution(conv, epilogue, *k.tiling, symbols, copies)
+                        : lowerDirectConvolution(conv, epilogue, unit, symbols, copies);
+    }
+    if (failed(formed))
       return failure();
   }
+  copies.eraseSlices();
   for (nn::ConvOp conv : gemms) {
     ConvEpilogue epilogue = matchConvEpilogue(conv);
     if ((conv.getBias() || !epilogue.ops.empty()) &&
         failed(lowerConvToGemm(conv, symbols, /*cpuOnly=*/true, packedWeights, &epilogue)))
       return failure();
-  }
-  // 2-D max pools as the same in-place vector code (the depthwise tiling,
-  // max for the FMA): as a loop kernel LLVM ran them scalar with a select
-  // per tap (docs/performance.md).
-  SmallVector<nn::MaxPoolOp> pools;
-  func.walk([&](nn::MaxPoolOp pool) {
-    if (isDirectMaxPool(pool, unit))
-      pools.push_back(pool);
-  });
-  for (nn::MaxPoolOp pool : pools) {
-    Location loc = pool.getLoc();
-    auto launch = outlineKernel(pool, symbols, "max_pool", pool.getInput(), TypeRange{pool.getOutput().getType()},
-                                [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                                  return SmallVector<Value>{buildDirectMaxPool(kb, loc, pool, args[0], inits[0], unit)};
-                                });
-    if (failed(launch))
-      return failure();
-    pool.getOutput().replaceAllUsesWith(launch->getResult(0));
-    pool.erase();
   }
   return success();
 }

@@ -173,18 +173,19 @@ func.func @writes_next_copy(%x: tensor<1x8x16x16xf32>, %w1: tensor<8x8x3x3xf32>,
 
 // -----
 
-// A result that another op reads too (here the second convolution's
-// residual) stays a plain output: the second convolution copies it.
+// A result that something else reads too (here the function's return, not
+// a residual a direct kernel folds) stays a plain output: the second
+// convolution copies it.
 // CPU-LABEL: func.func @shared_result_is_copied
 // CPU: %[[A:.*]] = exec.launch @k0_conv({{.*}}) {nodes = "conv1,act1"} : ({{.*}}) -> tensor<1x8x16x16xf32>
 // CPU: %[[P:.*]] = exec.launch @k1_pad(%[[A]])
-// CPU: exec.launch @k1_conv(%[[P]], %arg2, %[[A]]) {nodes = "conv2,res"}
-func.func @shared_result_is_copied(%x: tensor<1x8x16x16xf32>, %w1: tensor<8x8x3x3xf32>, %w2: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+// CPU: %[[B:.*]] = exec.launch @k1_conv(%[[P]], %arg2) {nodes = "conv2"}
+// CPU: return %[[B]], %[[A]]
+func.func @shared_result_is_copied(%x: tensor<1x8x16x16xf32>, %w1: tensor<8x8x3x3xf32>, %w2: tensor<8x8x3x3xf32>) -> (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) {
   %0 = nn.conv %x, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("conv1")
   %1 = nn.relu %0 : tensor<1x8x16x16xf32> loc("act1")
   %2 = nn.conv %1, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("conv2")
-  %3 = nn.add %2, %1 : (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("res")
-  return %3 : tensor<1x8x16x16xf32>
+  return %2, %1 : tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>
 }
 
 // -----
@@ -209,4 +210,28 @@ func.func @transpose_writes_next_copy(%x: tensor<1x64x14x14xf32>) -> tensor<1x64
   %1 = nn.relu %0 : tensor<1x64x12x12xf32> loc("act1")
   %2 = nn.conv %1, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x64x12x12xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x14x14xf32> loc("conv2")
   return %2 : tensor<1x64x14x14xf32>
+}
+
+// -----
+
+// ResNet's block: the max pool's output is read by the first convolution
+// and, as the residual that the second one's kernel folds, by the second.
+// The pool's kernel writes the first convolution's padded copy, and the
+// second reads its residual inside that frame; no copy kernel runs.
+// CPU-LABEL: func.func @residual_read_through_frame
+// CPU-NOT: _pad
+// CPU: %[[P:.*]] = exec.launch @k0_max_pool(%arg0) {nodes = "pool"} : (tensor<1x8x32x32xf32>) -> tensor<1x8x18x18xf32>
+// CPU: %[[A:.*]] = exec.launch @k0_conv(%[[P]], %arg1) {nodes = "conv1,act1"} : ({{.*}}) -> tensor<1x8x18x18xf32>
+// CPU: exec.launch @k1_conv(%[[A]], %arg2, %[[P]]) {nodes = "conv2,res,act2"} : (tensor<1x8x18x18xf32>, tensor<8x8x3x3xf32>, tensor<1x8x18x18xf32>) -> tensor<1x8x16x16xf32>
+// CPU-NOT: _pad
+// CPU: func.func private @k1_conv
+// CPU: vector.transfer_read %arg2[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} : tensor<1x8x18x18xf32>, vector<8xf32>
+func.func @residual_read_through_frame(%x: tensor<1x8x32x32xf32>, %w1: tensor<8x8x3x3xf32>, %w2: tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %p = nn.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x32x32xf32>) -> tensor<1x8x16x16xf32> loc("pool")
+  %0 = nn.conv %p, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("conv1")
+  %1 = nn.relu %0 : tensor<1x8x16x16xf32> loc("act1")
+  %2 = nn.conv %1, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32> loc("conv2")
+  %3 = nn.add %2, %p : (tensor<1x8x16x16xf32>, tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32> loc("res")
+  %4 = nn.relu %3 : tensor<1x8x16x16xf32> loc("act2")
+  return %4 : tensor<1x8x16x16xf32>
 }
