@@ -323,6 +323,28 @@ def check(case, args, work, rng):
     return ok, f"{name}: {'ok  ' if ok else 'FAIL'} max abs err {figures} (bound {bound:.2e})"
 
 
+def run_poisoned(args, name, d, path, want, forms):
+    """Runs the model at `path` (inputs in d/in) for each CPU level this machine runs, on two threads
+    (the tasks that zero a frame split between them) with the arena filled with NaNs
+    (NNCC_POISON_ARENA=1: a frame element left unwritten shows), against `want`; `forms` names the
+    kernels each level took."""
+    bound = 1e-4 * max(1.0, float(np.max(np.abs(want))))
+    errors = {}
+    for cpu in [c for c in CPUS if c in runnable_cpus()]:
+        so, out = os.path.join(d, f"{cpu}.so"), os.path.join(d, f"out-{cpu}")
+        os.makedirs(out, exist_ok=True)
+        run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "-o", so], "nncc")
+        run(["env", "NNCC_POISON_ARENA=1", args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir",
+             out, "--threads", "2"], "nncc-run")
+        got = read_tensor(os.path.join(out, "output_0.pb")).astype(np.float64)
+        if got.shape != want.shape:
+            return False, f"{name}: FAIL {cpu} shape {list(got.shape)}, reference {list(want.shape)}"
+        errors[cpu] = float(np.max(np.abs(got - want)))
+    ok = all(error <= bound for error in errors.values())  # NaN fails
+    figures = ", ".join(f"{cpu} {error:.2e}" for cpu, error in errors.items())
+    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} max abs err {figures} (bound {bound:.2e}); {', '.join(forms)}"
+
+
 def check_chain(case, args, work, rng):
     name, n, c0, c1, c2, h, wd, pads1, strides1, pads2, dilations2, relu = case
     x = rng.standard_normal((n, c0, h, wd)).astype(np.float32)
@@ -357,22 +379,7 @@ def check_chain(case, args, work, rng):
             return False, (f"{name}: FAIL for {cpu} expected the first convolution's kernel to write the second's "
                            f"padded copy: {kinds}")
         forms.append(f"{cpu} {'+'.join(kinds)}")
-    bound = 1e-4 * max(1.0, float(np.max(np.abs(want))))
-    errors = {}
-    for cpu in [c for c in CPUS if c in runnable_cpus()]:
-        so, out = os.path.join(d, f"{cpu}.so"), os.path.join(d, f"out-{cpu}")
-        os.makedirs(out, exist_ok=True)
-        run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "-o", so], "nncc")
-        # Two threads: the tasks that zero the frame split between them. The arena starts as NaNs.
-        run(["env", "NNCC_POISON_ARENA=1", args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir",
-             out, "--threads", "2"], "nncc-run")
-        got = read_tensor(os.path.join(out, "output_0.pb")).astype(np.float64)
-        if got.shape != want.shape:
-            return False, f"{name}: FAIL {cpu} shape {list(got.shape)}, reference {list(want.shape)}"
-        errors[cpu] = float(np.max(np.abs(got - want)))
-    ok = all(error <= bound for error in errors.values())  # NaN fails
-    figures = ", ".join(f"{cpu} {error:.2e}" for cpu, error in errors.items())
-    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} max abs err {figures} (bound {bound:.2e}); {', '.join(forms)}"
+    return run_poisoned(args, name, d, path, want, forms)
 
 
 def reference_max_pool_3x3_stride2_pad1(x):
@@ -418,21 +425,7 @@ def check_residual_blocks(args, work, rng, name="residual_blocks", n=2, c=16, h=
         if kinds != ["max_pool"] + ["conv"] * 4:
             return False, f"{name}: FAIL for {cpu} expected a max pool and four convolution kernels alone: {kinds}"
         forms.append(f"{cpu} {'+'.join(kinds)}")
-    bound = 1e-4 * max(1.0, float(np.max(np.abs(want))))
-    errors = {}
-    for cpu in [c for c in CPUS if c in runnable_cpus()]:
-        so, out = os.path.join(d, f"{cpu}.so"), os.path.join(d, f"out-{cpu}")
-        os.makedirs(out, exist_ok=True)
-        run([args.nncc, path, "--target=cpu", f"--cpu={cpu}", "-o", so], "nncc")
-        run(["env", "NNCC_POISON_ARENA=1", args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir",
-             out, "--threads", "2"], "nncc-run")
-        got = read_tensor(os.path.join(out, "output_0.pb")).astype(np.float64)
-        if got.shape != want.shape:
-            return False, f"{name}: FAIL {cpu} shape {list(got.shape)}, reference {list(want.shape)}"
-        errors[cpu] = float(np.max(np.abs(got - want)))
-    ok = all(error <= bound for error in errors.values())  # NaN fails
-    figures = ", ".join(f"{cpu} {error:.2e}" for cpu, error in errors.items())
-    return ok, f"{name}: {'ok  ' if ok else 'FAIL'} max abs err {figures} (bound {bound:.2e}); {', '.join(forms)}"
+    return run_poisoned(args, name, d, path, want, forms)
 
 
 def main():

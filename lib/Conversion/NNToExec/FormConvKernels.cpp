@@ -116,14 +116,15 @@ LogicalResult lowerConvolutionsWithGemmEpilogues(func::FuncOp func, SymbolTable 
 
 /// The padded input copies of the CPU plan's convolutions (direct and
 /// implicit-GEMM kernels read their input with a zero frame around it), and
-/// the ones a kernel writes itself: when a convolution's result (after its
-/// epilogue) has one reader, a convolution whose copy is the result in a
-/// zero frame, the kernel writing the result (a direct kernel's tiles, an
-/// implicit-GEMM kernel's transpose) writes that copy instead, and no copy
-/// kernel runs between the two: a pass over memory saved, whose destination
-/// is cold at batch 1 (the weights of the convolutions before it streamed
-/// through the cache). Until the reader is lowered, its nn.conv reads the
-/// result as a slice of the copy.
+/// the ones a kernel writes itself: when a kernel's result (a convolution's
+/// after its epilogue, or a direct max pool's) is read by one convolution
+/// whose copy is the result in a zero frame, and otherwise only by residual
+/// Adds that direct kernels fold, the kernel (a direct kernel's tiles, an
+/// implicit-GEMM kernel's transpose) writes that copy instead, the residual
+/// readers read inside its frame, and no copy kernel runs: a pass over memory
+/// saved, whose destination is cold at batch 1 (the weights of the
+/// convolutions before it streamed through the cache). Until the reader is
+/// lowered, its nn.conv reads the result as a slice of the copy.
 class InputCopies {
 public:
   enum class Form { Direct, ImplicitGemm };
@@ -148,6 +149,38 @@ public:
               inputCopyFrame(conv, unit_)};
     RankedTensorType type = implicitGemmInputType(conv);
     return {type == conv.getInput().getType() ? RankedTensorType() : type, implicitGemmInputFrame(conv)};
+  }
+
+  /// Where the kernel producing a result writes it: the padded copy of
+  /// `next` (its type and frame), or, with `next` null, a plain output.
+  struct Target {
+    nn::ConvOp next;
+    RankedTensorType copy;
+    SmallVector<int64_t> frame;
+  };
+
+  /// The target of the kernel producing `result` (readerOf).
+  Target targetOf(Value result) const {
+    nn::ConvOp next = readerOf(result);
+    if (!next)
+      return {};
+    auto [copy, frame] = copyOf(next);
+    return {next, copy, frame};
+  }
+
+  /// The kernel's result `value` (of `target`'s copy type, or plain without
+  /// a copy to write): what the ops after it read, `value` itself or the
+  /// slice of the copy that `target.next` reads until it is lowered.
+  Value written(OpBuilder &b, Location loc, const Target &target, Value value) {
+    nn::ConvOp next = target.next;
+    if (!next)
+      return value;
+    written_[next] = value;
+    Value slice =
+        extractInterior(b, loc, value, cast<RankedTensorType>(next.getInput().getType()).getShape(), target.frame);
+    framedSlices_[slice] = {value, target.frame};
+    slices_.push_back(slice.getDefiningOp());
+    return slice;
   }
 
   /// The convolution whose copy the kernel producing `result` writes
@@ -185,18 +218,6 @@ public:
     if (framed == framedSlices_.end())
       return {residual, {}};
     return framed->second;
-  }
-
-  /// `framed`, written by a kernel, is `next`'s copy; returns the slice of
-  /// it that `next` reads until it is lowered.
-  Value written(OpBuilder &b, Location loc, nn::ConvOp next, Value framed) {
-    written_[next] = framed;
-    SmallVector<int64_t> frame = copyOf(next).second;
-    Value slice =
-        extractInterior(b, loc, framed, cast<RankedTensorType>(next.getInput().getType()).getShape(), frame);
-    framedSlices_[slice] = {framed, frame};
-    slices_.push_back(slice.getDefiningOp());
-    return slice;
   }
 
   /// The input `conv`'s kernel reads: the copy written for it, else a copy
@@ -249,8 +270,7 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
       });
   if (failed(input))
     return failure();
-  nn::ConvOp next = copies.readerOf(resultAfter(conv, epilogue));
-  auto [nextCopy, frame] = next ? copies.copyOf(next) : std::pair<RankedTensorType, SmallVector<int64_t>>{};
+  InputCopies::Target target = copies.targetOf(resultAfter(conv, epilogue));
   SmallVector<Value> operands{*input, conv.getWeight()};
   if (conv.getBias())
     operands.push_back(conv.getBias());
@@ -258,20 +278,17 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
   if (residual)
     operands.push_back(residual);
   auto launch = outlineKernel(
-      conv, symbols, "conv", operands, TypeRange{next ? Type(nextCopy) : conv.getType()},
+      conv, symbols, "conv", operands, TypeRange{target.next ? Type(target.copy) : conv.getType()},
       [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
         Value bias = conv.getBias() ? args[2] : Value();
         Value residualArg = residual ? args.back() : Value();
         return SmallVector<Value>{buildDirectConvolution(kb, loc, conv, args[0], args[1], bias, residualArg,
-                                                         epilogue, inits[0], unit, frame, residualFrame)};
+                                                         epilogue, inits[0], unit, target.frame, residualFrame)};
       });
   if (failed(launch))
     return failure();
-  Value result = launch->getResult(0);
-  if (next) {
-    OpBuilder b(conv);
-    result = copies.written(b, loc, next, result);
-  }
+  OpBuilder b(conv);
+  Value result = copies.written(b, loc, target, launch->getResult(0));
   copies.folded(epilogue);
   epilogue.replaceConvAndOps(conv, result);
   return success();
@@ -314,16 +331,16 @@ LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &
   if (failed(launch))
     return failure();
   Value result;
-  if (nn::ConvOp next = copies.readerOf(resultAfter(conv, folded))) {
-    auto [nextCopy, frame] = copies.copyOf(next);
+  if (InputCopies::Target target = copies.targetOf(resultAfter(conv, folded)); target.next) {
     auto transposed =
-        outlineKernel(conv, symbols, "transpose", launch->getResult(0), TypeRange{nextCopy},
+        outlineKernel(conv, symbols, "transpose", launch->getResult(0), TypeRange{target.copy},
                       [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                        return SmallVector<Value>{buildFramedTranspose(kb, loc, conv, args[0], inits[0], frame)};
+                        return SmallVector<Value>{
+                            buildFramedTranspose(kb, loc, conv, args[0], inits[0], target.frame)};
                       });
     if (failed(transposed))
       return failure();
-    result = copies.written(b, loc, next, transposed->getResult(0));
+    result = copies.written(b, loc, target, transposed->getResult(0));
   } else {
     FailureOr<exec::LaunchOp> transposed = transposeKernel(conv, symbols, launch->getResult(0), {0, 2, 1});
     if (failed(transposed))
@@ -341,22 +358,17 @@ LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &
 LogicalResult lowerDirectMaxPool(nn::MaxPoolOp pool, const VectorUnit &unit, SymbolTable &symbols,
                                  InputCopies &copies) {
   Location loc = pool.getLoc();
-  nn::ConvOp next = copies.readerOf(pool.getOutput());
-  auto [nextCopy, frame] = next ? copies.copyOf(next) : std::pair<RankedTensorType, SmallVector<int64_t>>{};
+  InputCopies::Target target = copies.targetOf(pool.getOutput());
   auto launch = outlineKernel(pool, symbols, "max_pool", pool.getInput(),
-                              TypeRange{next ? Type(nextCopy) : pool.getOutput().getType()},
+                              TypeRange{target.next ? Type(target.copy) : pool.getOutput().getType()},
                               [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
                                 return SmallVector<Value>{
-                                    buildDirectMaxPool(kb, loc, pool, args[0], inits[0], unit, frame)};
+                                    buildDirectMaxPool(kb, loc, pool, args[0], inits[0], unit, target.frame)};
                               });
   if (failed(launch))
     return failure();
-  Value result = launch->getResult(0);
-  if (next) {
-    OpBuilder b(pool);
-    result = copies.written(b, loc, next, result);
-  }
-  pool.getOutput().replaceAllUsesWith(result);
+  OpBuilder b(pool);
+  pool.getOutput().replaceAllUsesWith(copies.written(b, loc, target, launch->getResult(0)));
   pool.erase();
   return success();
 }
