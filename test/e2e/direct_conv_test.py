@@ -61,10 +61,17 @@ CASES = [
     # 7 columns fill 7 of AVX2's 8 lanes but 7 of AVX-512's 16: there, 16 output channels fill them.
     ("dense_7x7", {"x86-64-v3": True, "x86-64-v4": IMPLICIT}, 2, 16, 16, 7, 7, 3, [1, 1, 1, 1], 1, [1, 1],
      [1, 1]),
-    # Implicit GEMM: ResNet's 4x4 stage entered with stride 2, Relu folded (4 positions x 4 vectors on
-    # AVX-512, 4 x 2 on AVX2); a residual Add stays a kernel after the transpose; dilation, uneven pads
+    # Implicit GEMM: ResNet's 4x4 stage entered with stride 2, Relu folded (4 rows x 4 positions x 1
+    # vector on AVX-512, 4 positions x 2 vectors on AVX2); a residual Add stays a kernel after the transpose; dilation, uneven pads
     # and no bias.
     ("implicit_gemm_4x4_stride2_relu", IMPLICIT, 2, 32, 64, 8, 8, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "relu"),
+    # Tiles of several output rows (implicitGemmCycles): 3 rows x 4 positions of a 6x4 plane on
+    # AVX-512 (two row groups), 2 rows on AVX2; entered with stride 2.
+    ("implicit_gemm_row_groups_stride2", IMPLICIT, 1, 8, 16, 12, 8, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "relu"),
+    # ResNet's 256-channel 4x4 stage over a batch: 2.4 MB of weights, so the tiles walk the channel
+    # blocks outside the images (blocksOuterIsCheaper); all 16 positions a tile on AVX-512.
+    ("implicit_gemm_blocks_outside_images", IMPLICIT, 3, 256, 256, 4, 4, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1],
+     "relu"),
     # 7 columns in 8 lanes on AVX2 idle 288 * 1/7 = 41 FMA lanes per output element, more than the
     # transpose's 4 * 8: the implicit GEMM there too (implicitBeatsDirect).
     ("implicit_gemm_7x7_residual_relu", IMPLICIT, 2, 32, 32, 7, 7, 3,

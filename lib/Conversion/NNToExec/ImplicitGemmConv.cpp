@@ -26,6 +26,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <limits>
 #include <tuple>
 
@@ -69,6 +70,67 @@ bool implicitBeatsDirect(nn::ConvOp conv, const VectorUnit &unit, int64_t outWid
   return idle > 4 * static_cast<double>(unit.lanes);
 }
 
+/// Bytes per cycle one core streams from beyond its L2: about 10 measured
+/// on an Emerald Rapids Xeon (29 GB/s), more on AMD Zen. The tilings it
+/// decides between (implicitGemmCycles) swap only above 28: see "How the
+/// CPU plan picks a convolution's form" in docs/performance.md.
+constexpr double kStreamBytesPerCycle = 10;
+/// The L2 of the smallest x86-64 server cores a module may run on (AMD Zen 2
+/// and 3: 512 KiB a core; Intel since Skylake-SP: 1-2 MiB). What is larger
+/// is read again from beyond L2 by every pass over it.
+constexpr double kL2Bytes = 512 * 1024;
+
+/// The extents of a convolution the tiling is chosen for.
+struct ConvExtents {
+  int64_t images, channelsOut, rows, cols;
+  /// Input channels x taps: the reduction each output element runs.
+  int64_t reduction;
+  double weightBytes, inputBytes;
+};
+
+ConvExtents extentsOf(nn::ConvOp conv) {
+  auto w = cast<RankedTensorType>(conv.getWeight().getType());
+  ArrayRef<int64_t> out = cast<RankedTensorType>(conv.getType()).getShape();
+  int64_t reduction = w.getNumElements() / w.getShape()[0];
+  return {out[0], out[1], out[2], out[3], reduction, 4.0 * static_cast<double>(w.getNumElements()),
+          4.0 * static_cast<double>(implicitGemmInputType(conv).getNumElements())};
+}
+
+/// Whether the tiles walk the channel blocks outside the images: when the
+/// weights do not stay in L2 from one image to the next, and the batch's
+/// input, which that order reads once per block, stays in L2 or streams
+/// fewer bytes than the weights once per image.
+bool blocksOuterIsCheaper(const ConvExtents &e, int64_t blocks) {
+  if (e.images == 1 || e.weightBytes <= kL2Bytes)
+    return false;
+  return e.inputBytes <= kL2Bytes ||
+         static_cast<double>(blocks) * e.inputBytes < static_cast<double>(e.images) * e.weightBytes;
+}
+
+/// The cycle model of tiling `t`. Per input channel and tap, a tile issues
+/// R*P*V FMAs and R*P + V loads (a broadcast input per position, a weight
+/// vector per V) on two FMA and two load ports (the x86 cores since Haswell
+/// and Zen 2). A model's weights together exceed a core's L2, so each kernel
+/// finds its own cold: every pass of a channel block's weights from beyond
+/// L2 (once per block, or once per image and block when the images are
+/// outer and the weights exceed L2) holds the tile that makes it for as
+/// long as the stream outlasts the tile's work. At batch 1 on a 4x4 plane
+/// this is what matters: one row of 4 positions x 4 vectors reads 64
+/// weights per 64 FMAs and waits on the stream (ResNet-18-style's 256-channel
+/// stage: 170 us a convolution, 82 us of it the 2.4 MB of weights at 29
+/// GB/s), where all 16 positions x 1 vector read each weight once per 16
+/// FMAs and hide the stream behind the work.
+double implicitGemmCycles(const ImplicitGemmTiling &t, const ConvExtents &e) {
+  int64_t positions = t.rows * t.positions, block = t.vectors * t.lanes, blocks = e.channelsOut / block;
+  double tiles = static_cast<double>(e.images * blocks * (e.rows / t.rows) * (e.cols / t.positions));
+  double reduction = static_cast<double>(e.reduction);
+  double perTile = reduction * static_cast<double>(std::max(positions * t.vectors, positions + t.vectors)) / 2;
+  double stream = reduction * static_cast<double>(4 * block) / kStreamBytesPerCycle;
+  bool weightsStay = t.blocksOuter || e.weightBytes <= kL2Bytes;
+  double passes = static_cast<double>(weightsStay ? blocks : blocks * e.images);
+  return tiles * perTile + passes * std::max(0.0, stream - perTile);
+}
+
 } // namespace
 
 std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const VectorUnit &unit) {
@@ -79,25 +141,31 @@ std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const Vect
       !out.hasStaticShape() || out.getNumElements() == 0 || !isF32(conv.getInput()) || !isF32(conv.getWeight()) ||
       !isF32(conv.getResult()) || (conv.getBias() && !isF32(conv.getBias())) || conv.getGroup() != 1)
     return std::nullopt;
-  int64_t m = out.getShape()[1], ow = out.getShape()[3], lanes = unit.lanes;
+  int64_t m = out.getShape()[1], oh = out.getShape()[2], ow = out.getShape()[3], lanes = unit.lanes;
   if (w.getShape()[2] * w.getShape()[3] > kMaxTaps || m % lanes != 0 || !implicitBeatsDirect(conv, unit, ow) ||
       !conv.getWeight().getDefiningOp<nn::ConstantOp>())
     return std::nullopt;
-  // The most accumulators (FMA chains) that fit, then the fewest loads per
-  // tap (V weight vectors + P broadcasts).
+  // The most accumulators (FMA chains) that fit, then the fewest cycles,
+  // then the fewest loads.
+  ConvExtents extents = extentsOf(conv);
   std::optional<ImplicitGemmTiling> best;
-  auto rank = [](const ImplicitGemmTiling &t) {
-    return std::make_tuple(t.positions * t.vectors, -(t.positions + t.vectors));
-  };
+  std::tuple<int64_t, double, int64_t> bestRank;
   for (int64_t vectors : {1, 2, 4})
-    for (int64_t positions = 1; positions <= ow; ++positions) {
-      ImplicitGemmTiling t{lanes, positions, vectors};
-      if ((m / lanes) % vectors == 0 && ow % positions == 0 && positions * vectors <= unit.maxAccumulators &&
-          (!best || rank(t) > rank(*best)))
-        best = t;
-    }
+    for (int64_t positions = 1; positions <= ow; ++positions)
+      for (int64_t rows = 1; rows <= (positions == ow ? oh : 1); ++rows) {
+        int64_t accumulators = rows * positions * vectors;
+        if ((m / lanes) % vectors != 0 || ow % positions != 0 || oh % rows != 0 ||
+            accumulators > unit.maxAccumulators)
+          continue;
+        ImplicitGemmTiling t{lanes, rows, positions, vectors, blocksOuterIsCheaper(extents, m / (vectors * lanes))};
+        auto rank = std::make_tuple(accumulators, -implicitGemmCycles(t, extents), -(rows * positions + vectors));
+        if (!best || rank > bestRank) {
+          best = t;
+          bestRank = rank;
+        }
+      }
   // Fewer than 4 chains leave the FMA units idle: the GEMM form then wins.
-  if (!best || best->positions * best->vectors < 4)
+  if (!best || best->rows * best->positions * best->vectors < 4)
     return std::nullopt;
   return best;
 }
@@ -163,31 +231,39 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
   Type f32 = b.getF32Type();
   auto vecType = VectorType::get({t.lanes}, f32);
 
-  // Tiles (image, channel block, output row, position chunk), the chunk
-  // fastest: neighbouring tiles share their block of the weights.
-  SmallVector<int64_t> grid{n, m / block, oh, ow / t.positions};
-  int64_t tiles = n * (m / block) * oh * (ow / t.positions);
+  // Tiles (image, channel block, row group, position chunk), or channel
+  // block outside the images (t.blocksOuter); the chunk fastest: neighbouring
+  // tiles share their block of the weights.
+  int64_t blocks = m / block, tiles = n * blocks * (oh / t.rows) * (ow / t.positions);
+  SmallVector<int64_t> grid{n, blocks, oh / t.rows, ow / t.positions};
+  if (t.blocksOuter)
+    std::swap(grid[0], grid[1]);
   auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(tiles)}, ValueRange{init},
                                       std::nullopt);
   OpBuilder fb = OpBuilder::atBlockBegin(forall.getBody());
   auto c = [&](int64_t v) { return indexConstant(fb, loc, v); };
   SmallVector<Value> coord = gridCoordinates(fb, loc, forall.getInductionVars()[0], grid);
-  Value img = coord[0], mb = coord[1], oy = coord[2];
+  if (t.blocksOuter)
+    std::swap(coord[0], coord[1]);
+  Value img = coord[0], mb = coord[1];
+  Value oy = arith::MulIOp::create(fb, loc, coord[2], c(t.rows));
   Value x0 = arith::MulIOp::create(fb, loc, coord[3], c(t.positions));
-  // Padded input coordinates of the tile's first position: row oy*s, column x0*s.
+  // Padded input coordinates of the tile's first position: row oy*s, column
+  // x0*s; position j is at row j / P and column j % P of the tile.
   Value row0 = arith::MulIOp::create(fb, loc, oy, c(strides[0]));
   Value col0 = arith::MulIOp::create(fb, loc, x0, c(strides[1]));
-  SmallVector<Value> rows;
-  SmallVector<SmallVector<Value>> cols(kw);
+  int64_t positions = t.rows * t.positions;
+  SmallVector<SmallVector<Value>> rows(kh), cols(kw);
   for (int64_t ky = 0; ky < kh; ++ky)
-    rows.push_back(arith::AddIOp::create(fb, loc, row0, c(ky * dilations[0])));
+    for (int64_t j = 0; j < positions; ++j)
+      rows[ky].push_back(arith::AddIOp::create(fb, loc, row0, c(j / t.positions * strides[0] + ky * dilations[0])));
   for (int64_t kx = 0; kx < kw; ++kx)
-    for (int64_t j = 0; j < t.positions; ++j)
-      cols[kx].push_back(arith::AddIOp::create(fb, loc, col0, c(j * strides[1] + kx * dilations[1])));
+    for (int64_t j = 0; j < positions; ++j)
+      cols[kx].push_back(arith::AddIOp::create(fb, loc, col0, c(j % t.positions * strides[1] + kx * dilations[1])));
 
   Value zeroVector = arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(0)));
   Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(0));
-  SmallVector<Value> initial(t.positions * t.vectors, zeroVector);
+  SmallVector<Value> initial(positions * t.vectors, zeroVector);
   auto sums = scf::ForOp::create(
       fb, loc, c(0), c(channels), c(1), initial, [&](OpBuilder &lb, Location l, Value ci, ValueRange accs) {
         SmallVector<Value> acc(accs);
@@ -200,8 +276,8 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
               weight.push_back(vector::TransferReadOp::create(lb, l, vecType, weights,
                                                               ValueRange{mb, tap, indexConstant(lb, l, v * t.lanes)},
                                                               zero, ArrayRef<bool>{true}));
-            for (int64_t j = 0; j < t.positions; ++j) {
-              Value value = tensor::ExtractOp::create(lb, l, xPadded, ValueRange{img, ci, rows[ky], cols[kx][j]});
+            for (int64_t j = 0; j < positions; ++j) {
+              Value value = tensor::ExtractOp::create(lb, l, xPadded, ValueRange{img, ci, rows[ky][j], cols[kx][j]});
               Value splat = vector::BroadcastOp::create(lb, l, vecType, value);
               for (int64_t v = 0; v < t.vectors; ++v)
                 acc[j * t.vectors + v] = vector::FMAOp::create(lb, l, splat, weight[v], acc[j * t.vectors + v]);
@@ -225,7 +301,7 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
       biasVector = vector::TransferReadOp::create(
           fb, loc, vecType, bias, ValueRange{arith::AddIOp::create(fb, loc, m0, c(v * t.lanes))}, zero,
           ArrayRef<bool>{true});
-    for (int64_t j = 0; j < t.positions; ++j) {
+    for (int64_t j = 0; j < positions; ++j) {
       Value &sum = results[j * t.vectors + v];
       if (bias)
         sum = arith::AddFOp::create(fb, loc, sum, biasVector);
@@ -236,15 +312,15 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
     }
   }
 
-  // The tile [P, V*L] of the position-major output.
+  // The tile [R*P, V*L] of the position-major output.
   Value out = forall.getRegionIterArgs()[0];
   Value p0 = arith::AddIOp::create(fb, loc, arith::MulIOp::create(fb, loc, oy, c(ow)), x0);
   SmallVector<OpFoldResult> offsets{img, p0, m0};
-  SmallVector<OpFoldResult> sizes{fb.getIndexAttr(1), fb.getIndexAttr(t.positions), fb.getIndexAttr(block)};
+  SmallVector<OpFoldResult> sizes{fb.getIndexAttr(1), fb.getIndexAttr(positions), fb.getIndexAttr(block)};
   SmallVector<OpFoldResult> ones(3, fb.getIndexAttr(1));
-  auto tileType = RankedTensorType::get({t.positions, block}, f32);
+  auto tileType = RankedTensorType::get({positions, block}, f32);
   Value tile = tensor::ExtractSliceOp::create(fb, loc, tileType, out, offsets, sizes, ones);
-  for (int64_t j = 0; j < t.positions; ++j)
+  for (int64_t j = 0; j < positions; ++j)
     for (int64_t v = 0; v < t.vectors; ++v)
       tile = vector::TransferWriteOp::create(fb, loc, results[j * t.vectors + v], tile,
                                              ValueRange{c(j), c(v * t.lanes)}, ArrayRef<bool>{true})

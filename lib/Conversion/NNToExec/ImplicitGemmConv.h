@@ -10,10 +10,15 @@
 
 namespace nncc {
 
-/// The tile of an implicit-GEMM convolution: `positions` output positions of
-/// one output row x `vectors` vectors of `lanes` output channels.
+/// The tile of an implicit-GEMM convolution: `rows` output rows x
+/// `positions` output positions of each (whole rows when `rows` > 1, so that
+/// the tile's positions are one run of the position-major result) x
+/// `vectors` vectors of `lanes` output channels. `blocksOuter`: the tiles
+/// walk the channel blocks outside the images (each block's weights are
+/// read for every image before the next block's), else images outside.
 struct ImplicitGemmTiling {
-  int64_t lanes, positions, vectors;
+  int64_t lanes, rows, positions, vectors;
+  bool blocksOuter;
 };
 
 /// The tiling of `conv` as an implicit GEMM on `unit`, or none: an ungrouped
@@ -22,7 +27,9 @@ struct ImplicitGemmTiling {
 /// output rows too narrow for a direct kernel's lanes (rowsFillVectors) or
 /// filling them so partly that the idle lanes cost more than the transpose
 /// after this kernel (implicitBeatsDirect), with a tile of at least 4
-/// accumulators.
+/// accumulators. Of the tiles with the most accumulators, the one a cycle
+/// model says is cheapest (implicitGemmCycles: FMAs, loads, and the weight
+/// stream a channel block's first tile waits for).
 std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const VectorUnit &unit);
 
 /// The zero-padded input copy the kernel reads: [N, C, padded H, padded W];

@@ -48,22 +48,30 @@ func.func @seven_by_seven_relu(%x: tensor<2x16x7x7xf32>, %b: tensor<32xf32>) -> 
 
 // -----
 
-// A 4x4 output: 4 positions x 1 vector on AVX-512 (16 channels), 4 x 2 on
-// AVX2 (8 accumulators, its half of 16 registers). A residual Add stays an
-// op after the transpose: the position-major tile is not its layout.
+// A 4x4 output at batch 1: every weight is read from beyond L2 once a run,
+// so the tile takes all 4 rows x 4 positions x 1 vector on AVX-512 (16
+// channels, 16 accumulators, one task), each weight vector feeding 16 FMAs;
+// on AVX2 2 rows x 4 positions x 1 vector of 8 channels (its 8
+// accumulators; 4 positions x 2 vectors would read each weight for 4 FMAs
+// only: implicitGemmCycles). A residual Add stays an op after the
+// transpose: the position-major tile is not its layout.
 // CHECK-LABEL: func.func @four_by_four_residual
+// CHECK: nn.constant dense<2.500000e-01> : tensor<1x72x16xf32>
 // CHECK: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x16x16xf32>
 // CHECK: exec.launch @k0_transpose
 // CHECK: nn.add
 // CHECK: func.func private @k0_conv
-// CHECK: scf.forall (%{{.*}}) in (4)
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.forall (%{{.*}}) in (1)
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-16: tensor.extract %arg0
+// CHECK: tensor.extract_slice %{{.*}} [1, 16, 16] [1, 1, 1] : tensor<1x16x16xf32> to tensor<16x16xf32>
 // AVX2-LABEL: func.func @four_by_four_residual
-// AVX2: nn.constant dense<2.500000e-01> : tensor<1x72x16xf32>
+// AVX2: nn.constant dense<2.500000e-01> : tensor<2x72x8xf32>
 // AVX2: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x16x16xf32>
 // AVX2: func.func private @k0_conv
 // AVX2: scf.forall (%{{.*}}) in (4)
 // AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2: tensor.extract_slice %{{.*}} [1, 8, 8] [1, 1, 1] : tensor<1x16x16xf32> to tensor<8x8xf32>
 func.func @four_by_four_residual(%x: tensor<1x8x4x4xf32>, %r: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
   %w = nn.constant dense<0.25> : tensor<16x8x3x3xf32>
   %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
@@ -113,4 +121,28 @@ func.func @twenty_eight_wide_rows(%x: tensor<1x32x28x28xf32>) -> tensor<1x32x28x
   %w = nn.constant dense<0.125> : tensor<32x32x3x3xf32>
   %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x32x28x28xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x28x28xf32>
   return %0 : tensor<1x32x28x28xf32>
+}
+
+// -----
+
+// ResNet's 256-channel 4x4 stage at batch 4: its 2.4 MB of weights exceed
+// L2, so the tiles walk the channel blocks outside the images
+// (blocksOuterIsCheaper: the batch's input, 147 KB, stays in L2) and read
+// each block's weights from beyond L2 once, not once per image. The task
+// index splits into the position chunk and row group (1 each: a tile is
+// all 16 positions, as at batch 1), the image (4) and, slowest, the block
+// of 16 channels (16).
+// CHECK-LABEL: func.func @blocks_outside_images
+// CHECK: nn.constant dense<1.250000e-01> : tensor<16x2304x16xf32>
+// CHECK: func.func private @k0_conv
+// CHECK: scf.forall (%{{.*}}) in (64)
+// CHECK: %[[IMG:.*]] = arith.remui %[[Q:.*]], %c4 : index
+// CHECK-NEXT: %[[QB:.*]] = arith.divui %[[Q]], %c4 : index
+// CHECK: %[[BLK:.*]] = arith.remui %[[QB]], %c16 : index
+// CHECK: vector.transfer_read %arg1[%[[BLK]], {{.*}} : tensor<16x2304x16xf32>, vector<16xf32>
+// CHECK: tensor.extract %arg0[%[[IMG]], {{.*}} : tensor<4x256x6x6xf32>
+func.func @blocks_outside_images(%x: tensor<4x256x4x4xf32>) -> tensor<4x256x4x4xf32> {
+  %w = nn.constant dense<0.125> : tensor<256x256x3x3xf32>
+  %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<4x256x4x4xf32>, tensor<256x256x3x3xf32>) -> tensor<4x256x4x4xf32>
+  return %0 : tensor<4x256x4x4xf32>
 }
