@@ -66,7 +66,7 @@ CASES = [
     # and no bias.
     ("implicit_gemm_4x4_stride2_relu", IMPLICIT, 2, 32, 64, 8, 8, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "relu"),
     # Tiles of several output rows (implicitGemmCycles): 3 rows x 4 positions of a 6x4 plane on
-    # AVX-512 (two row groups), 2 rows on AVX2; entered with stride 2.
+    # AVX-512 (two row groups; one row x 2 vectors on AVX2); entered with stride 2.
     ("implicit_gemm_row_groups_stride2", IMPLICIT, 1, 8, 16, 12, 8, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "relu"),
     # ResNet's 256-channel 4x4 stage over a batch: 2.4 MB of weights, so the tiles walk the channel
     # blocks outside the images (blocksOuterIsCheaper); all 16 positions a tile on AVX-512.
