@@ -90,6 +90,10 @@ CASES = [
     ("7x7_wide", True, 1, 2, 8, 7, 70, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
     ("stem_7x7_stride2", True, 2, 3, 32, 112, 112, 7, [3, 3, 3, 3], 1, [1, 1], [2, 2]),
     ("3x3_stride2", True, 2, 16, 32, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2]),
+    # The stride-2 phase split (PhaseSplitCopy.cpp) with an even left pad and an odd width (a part
+    # chunk at the row's end), and with no left pad.
+    ("stride2_even_left_pad_odd_width", True, 1, 4, 8, 21, 45, 5, [2, 2, 2, 2], 1, [1, 1], [2, 2]),
+    ("stride2_no_left_pad", True, 2, 8, 16, 15, 37, 3, [1, 0, 1, 1], 1, [1, 1], [2, 2]),
     ("stride3x2_dilated_groups", True, 1, 8, 16, 30, 61, 3, [0, 1, 2, 1], 2, [2, 1], [3, 2]),
     ("column_stride_only", True, 1, 4, 8, 40, 40, 3, [1, 1, 1, 1], 1, [1, 1], [1, 2]),
     ("depthwise_stride2", True, 2, 16, 16, 56, 56, 3, [1, 1, 1, 1], 16, [1, 1], [2, 2]),
@@ -318,7 +322,8 @@ def check(case, args, work, rng):
         so, out = os.path.join(d, f"{plan}.so"), os.path.join(d, f"out-{plan}")
         os.makedirs(out, exist_ok=True)
         run([args.nncc, path, *flags, "-o", so], "nncc")
-        env_cmd = ["env", f"NNCC_CPU_HIDE_FEATURES={hide}"] if hide else []
+        # A NaN-filled arena: a copy or kernel that leaves an element unwritten shows in the output.
+        env_cmd = ["env", "NNCC_POISON_ARENA=1"] + ([f"NNCC_CPU_HIDE_FEATURES={hide}"] if hide else [])
         run(env_cmd + [args.nncc_run, so, "--input-dir", os.path.join(d, "in"), "--output-dir", out], "nncc-run")
         got = read_tensor(os.path.join(out, "output_0.pb")).astype(np.float64)
         if got.shape != want.shape:

@@ -35,6 +35,7 @@
 #include "lib/Conversion/NNToExec/DirectConv.h"
 
 #include "lib/Conversion/NNToExec/LinalgUtils.h"
+#include "lib/Conversion/NNToExec/PhaseSplitCopy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -281,43 +282,7 @@ Value buildInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Value x, Value
   // 5.2-5.7 ms each).
   if (colStride == 1)
     return copyWithZeroBorder(b, loc, x, init, layout.pads);
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  auto xShape = cast<RankedTensorType>(x.getType()).getShape();
-  int64_t n = xShape[0], c = xShape[1], h = xShape[2], w = xShape[3];
-  int64_t top = layout.pads[0], left = layout.pads[1], bottom = layout.pads[2];
-  // Split into column phases: copy[n, c, y, phase, j] = x[n, c, y - top,
-  // j*s + phase - left], zero outside x. Per phase, the columns j that land
-  // inside x are one run [j0, j1): zeros left and right of it, and one
-  // strided copy with no bounds check inside it.
-  int64_t phases = colStride, columns = layout.phaseColumns;
-  Value copy = fillBox(b, loc, init, {0, 0, 0, 0, 0}, {n, c, top, phases, columns}, zero);
-  copy = fillBox(b, loc, copy, {0, 0, top + h, 0, 0}, {n, c, bottom, phases, columns}, zero);
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineExpr> d;
-  for (int64_t i = 0; i < 5; ++i)
-    d.push_back(getAffineDimExpr(i, ctx));
-  SmallVector<utils::IteratorType> parallel(5, utils::IteratorType::parallel);
-  for (int64_t phase = 0; phase < phases; ++phase) {
-    // j*s + phase - left in [0, w).
-    int64_t j0 = std::max<int64_t>(0, (left - phase + colStride - 1) / colStride);
-    int64_t j1 = std::min<int64_t>(columns, llvm::divideFloorSigned(w - 1 + left - phase, colStride) + 1);
-    j1 = std::max(j0, j1);
-    copy = fillBox(b, loc, copy, {0, 0, top, phase, 0}, {n, c, h, 1, j0}, zero);
-    copy = fillBox(b, loc, copy, {0, 0, top, phase, j1}, {n, c, h, 1, columns - j1}, zero);
-    if (j1 == j0)
-      continue;
-    SmallVector<OpFoldResult> at{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(top), b.getIndexAttr(phase),
-                                 b.getIndexAttr(j0)};
-    SmallVector<OpFoldResult> extent{b.getIndexAttr(n), b.getIndexAttr(c), b.getIndexAttr(h), b.getIndexAttr(1),
-                                     b.getIndexAttr(j1 - j0)};
-    SmallVector<OpFoldResult> ones(5, b.getIndexAttr(1));
-    Value run = tensor::ExtractSliceOp::create(b, loc, copy, at, extent, ones);
-    AffineExpr column = (d[4] + j0) * colStride + (phase - left);
-    run = generic(b, loc, x, run, {AffineMap::get(5, 0, {d[0], d[1], d[2], column}, ctx), b.getMultiDimIdentityMap(5)},
-                  parallel, [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
-    copy = tensor::InsertSliceOp::create(b, loc, run, copy, at, extent, ones);
-  }
-  return copy;
+  return buildPhaseSplitCopy(b, loc, x, init, layout.pads[0], layout.pads[1], unit.lanes);
 }
 
 namespace {

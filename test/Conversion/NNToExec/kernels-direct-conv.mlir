@@ -99,22 +99,30 @@ func.func @depthwise_in_place(%x: tensor<1x8x16x16xf32>, %w: tensor<8x1x3x3xf32>
 // 8 channels x 2 rows x 7 taps = 112 FMAs per kernel row, and the weight
 // read at the row loop's index. (All 49 taps in one block made LLVM spill
 // hoisted weight broadcasts: docs/performance.md.)
-// Its copy is split into 2 column phases, [1, 3, 38, 2, 19]: zero rows above
-// and below, then per phase zero columns left and right of the run that
-// lands inside x and one strided copy of that run (phase 0: j in [2, 18)
-// reads column 2j - 3; phase 1: j in [1, 17) reads 2j - 2).
+// Its copy is split into 2 column phases, [1, 3, 38, 2, 19], by one task
+// per copy row (PhaseSplitCopy.cpp): the row's two phases zeroed, then,
+// inside x's rows, per 32 input columns two vector loads, the even lanes
+// (input column 2t, copy column 2t + 3: phase 1, column t + 1) and the odd
+// ones (phase 0, column t + 2) stored; the frame's rows stay zero.
 // CHECK-LABEL: func.func @stem_loops_kernel_rows
 // CHECK: func.func private @k0_pad
-// CHECK: linalg.fill {{.*}} -> tensor<1x3x3x2x19xf32>
-// CHECK: linalg.fill {{.*}} -> tensor<1x3x3x2x19xf32>
-// CHECK: linalg.fill {{.*}} -> tensor<1x3x32x1x2xf32>
-// CHECK: linalg.fill {{.*}} -> tensor<1x3x32x1x1xf32>
-// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, (d4 + 2) * 2 - 3)>
-// CHECK-SAME: outs(%{{.*}} : tensor<1x3x32x1x16xf32>)
-// CHECK: linalg.fill {{.*}} -> tensor<1x3x32x1x1xf32>
-// CHECK: linalg.fill {{.*}} -> tensor<1x3x32x1x2xf32>
-// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, (d4 + 1) * 2 - 2)>
-// CHECK-NOT: linalg.fill
+// CHECK: scf.forall (%{{.*}}) in (114)
+// CHECK: tensor.extract_slice {{.*}} [1, 1, 1, 2, 19] [1, 1, 1, 1, 1] : tensor<1x3x38x2x19xf32> to tensor<2x19xf32>
+// CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<2x19xf32>
+// CHECK: %[[ROW:.*]] = scf.if
+// CHECK: scf.for %[[B:.*]] = %c0 to %c32{{.*}} step %c32
+// CHECK: %[[V0:.*]] = vector.transfer_read %arg0{{.*}} {in_bounds = [true]} : tensor<1x3x32x32xf32>, vector<16xf32>
+// CHECK: %[[V1:.*]] = vector.transfer_read %arg0
+// CHECK: %[[H:.*]] = arith.divui %[[B]], %c2
+// CHECK: %[[E:.*]] = vector.shuffle %[[V0]], %[[V1]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK: %[[EC:.*]] = arith.addi %[[H]], %c1
+// CHECK: vector.transfer_write %[[E]], %{{.*}}[%c1{{.*}}, %[[EC]]] {in_bounds = [true]}
+// CHECK: %[[O:.*]] = vector.shuffle %[[V0]], %[[V1]] [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31]
+// CHECK: %[[OC:.*]] = arith.addi %[[H]], %c2
+// CHECK: vector.transfer_write %[[O]], %{{.*}}[%c0{{.*}}, %[[OC]]] {in_bounds = [true]}
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[Z]]
+// CHECK: tensor.parallel_insert_slice %[[ROW]]
 // CHECK: func.func private @k0_conv
 // CHECK: scf.forall (%{{.*}}) in (8)
 // CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>,
