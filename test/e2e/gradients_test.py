@@ -441,7 +441,8 @@ def check(case, index, args, work, rng):
             want = finite_difference(model, values, cotangents, rname[2:], case.step)
             excess = np.abs(got - want) - (ATOL + RTOL * np.abs(want))
             err = float(np.max(np.abs(got - want))) if got.size else 0.0
-            if got.shape != want.shape or (got.size and np.max(excess) > 0):
+            # Written so that a NaN fails: NaN > 0 is false.
+            if got.shape != want.shape or (got.size and not np.max(excess) <= 0):
                 ok = False
                 lines.append(f"{case.family}: {case.label} [{plan}]: FAIL {rname} of shape {got.shape} "
                              f"(expected {want.shape}): max |got - fd| = {err:.3g} "
@@ -519,8 +520,9 @@ def check_model(name, args, work, rng):
             e[i] = 1e-6
             plus[t], minus[t] = feed[t] + e.reshape(got.shape), feed[t] - e.reshape(got.shape)
             want = (model_loss(model, plus, cotangents) - model_loss(model, minus, cotangents)) / 2e-6
-            worst = max(worst, abs(got.reshape(-1)[i] - want) - (ATOL + RTOL * abs(want)))
-        if abs(directional - fd) > bound or worst > 0:
+            # np.max keeps a NaN (max() would drop it), and the test below fails it.
+            worst = float(np.max([worst, abs(got.reshape(-1)[i] - want) - (ATOL + RTOL * abs(want))]))
+        if not abs(directional - fd) <= bound or not worst <= 0:
             ok = False
             lines.append(f"models: {name} {rname}: FAIL <g, v> = {directional:.6g}, differences {fd:.6g} "
                          f"(bound {bound:.3g}); elementwise excess {worst:.3g}")
@@ -556,8 +558,8 @@ def check_precision(name, args, work, rng):
                             for k in range(len(result_names))]
     errors = []
     for precision, bound in PRECISION_BOUNDS.items():
-        worst = max(np.linalg.norm(low - ref) / max(np.linalg.norm(ref), 1e-30)
-                    for low, ref in zip(grads[precision], grads["fp32"]))
+        worst = float(np.max([np.linalg.norm(low - ref) / max(np.linalg.norm(ref), 1e-30)
+                              for low, ref in zip(grads[precision], grads["fp32"])]))
         errors.append(f"{precision} {worst:.2g}")
         ok &= bool(worst <= bound)
     lines.append(f"precision: {name} forward_grad relative error vs fp32: {', '.join(errors)}: "
