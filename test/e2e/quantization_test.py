@@ -51,7 +51,7 @@ def compare_quantized(got, want_q, unrounded, scale, zero_point):
     got_q = np.rint(got.astype(np.float64) / scale) + zero_point
     diff = np.abs(got_q - want_q)
     near_tie = np.abs(np.abs(unrounded - np.floor(unrounded)) - 0.5) < 1e-3
-    bad = (diff > 1) | ((diff == 1) & ~near_tie)
+    bad = ~(diff <= 1) | ((diff == 1) & ~near_tie)  # ~(<=), not >, so that a NaN is bad
     return not bad.any(), f"{int((diff == 0).sum())}/{diff.size} exact, {int((diff == 1).sum())} one step off at ties"
 
 
