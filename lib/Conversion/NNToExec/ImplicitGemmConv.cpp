@@ -7,11 +7,11 @@
 /// kh*kw times into the columns, and the GEMM then packs those columns again
 /// (a sixth of a ResNet-18-style batch-32 run went to im2col and that
 /// packing). Here each task of one scf.forall computes P output positions of
-/// one output row x V vectors of L output channels (P*V accumulators, at
-/// most half the vector registers): per input channel and tap, V vector
-/// loads of the weights (laid out at compile time so that a tile's channel
-/// block is one contiguous run per tap) and one broadcast input value per
-/// position feed P*V FMAs. The input is read through a zero-padded copy, so
+/// each of R output rows x V vectors of L output channels (R*P*V
+/// accumulators, at most half the vector registers): per input channel and
+/// tap, V vector loads of the weights (laid out at compile time so that a
+/// tile's channel block is one contiguous run per tap) and one broadcast
+/// input value per position feed R*P*V FMAs. The input is read through a zero-padded copy, so
 /// no read needs a bound check. The output is position-major, [N, P, M]:
 /// the transpose kernel after it writes the NCHW result (as after the
 /// transposed GEMM product this replaces).
@@ -73,7 +73,7 @@ bool implicitBeatsDirect(nn::ConvOp conv, const VectorUnit &unit, int64_t outWid
 /// Bytes per cycle one core streams from beyond its L2: about 10 measured
 /// on an Emerald Rapids Xeon (29 GB/s), more on AMD Zen. The tilings it
 /// decides between (implicitGemmCycles) swap only above 28: see "How the
-/// CPU plan picks a convolution's form" in docs/performance.md.
+/// CPU plan picks a convolution's form", rule 2, in docs/compiler.md.
 constexpr double kStreamBytesPerCycle = 10;
 /// The L2 of the smallest x86-64 server cores a module may run on (AMD Zen 2
 /// and 3: 512 KiB a core; Intel since Skylake-SP: 1-2 MiB). What is larger
@@ -117,9 +117,10 @@ bool blocksOuterIsCheaper(const ConvExtents &e, int64_t blocks) {
 /// long as the stream outlasts the tile's work. At batch 1 on a 4x4 plane
 /// this is what matters: one row of 4 positions x 4 vectors reads 64
 /// weights per 64 FMAs and waits on the stream (ResNet-18-style's 256-channel
-/// stage: 170 us a convolution, 82 us of it the 2.4 MB of weights at 29
-/// GB/s), where all 16 positions x 1 vector read each weight once per 16
-/// FMAs and hide the stream behind the work.
+/// stage at batch 1: 164 us a convolution, against 82 us for its 2.4 MB of
+/// weights at 29 GB/s and 110 us of FMA work), where all 16 positions x 1
+/// vector read each weight once per 16 FMAs and hide the stream behind the
+/// work (115 us).
 double implicitGemmCycles(const ImplicitGemmTiling &t, const ConvExtents &e) {
   int64_t positions = t.rows * t.positions, block = t.vectors * t.lanes, blocks = e.channelsOut / block;
   double tiles = static_cast<double>(e.images * blocks * (e.rows / t.rows) * (e.cols / t.positions));
