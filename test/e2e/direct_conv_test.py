@@ -400,11 +400,14 @@ def reference_max_pool_3x3_stride2_pad1(x):
     return np.max([xp[:, :, y:y + 2 * oh - 1:2, z:z + 2 * ow - 1:2] for y in range(3) for z in range(3)], axis=0)
 
 
-def check_residual_blocks(args, work, rng, name="residual_blocks", n=2, c=16, h=56):
+def check_residual_blocks(args, work, rng, name="residual_blocks", n=2, c=16, h=56,
+                          kernels=("conv",)):
     """ResNet's first stage: a 3x3/2 max pool, then two blocks of conv-Relu-conv-Add-Relu whose
     input is also the block's residual. Each block input's producer (the pool's kernel, the first
-    block's second convolution) writes the next convolution's padded copy, and the direct kernel
-    folding the Add reads its residual inside that frame: no copy kernel at all."""
+    block's second convolution) writes the next convolution's padded copy, and the kernel folding
+    the Add reads its residual inside that frame: no copy kernel at all. `kernels`: the kernels
+    each convolution becomes (("conv",): direct; ("conv", "transpose"): implicit GEMM, whose
+    transpose folds the Add and the Relu)."""
     x = rng.standard_normal((n, c, h, h)).astype(np.float32)
     ws = [rng.standard_normal((c, c, 3, 3)).astype(np.float32) * 0.2 for _ in range(4)]
     bs = [rng.standard_normal(c).astype(np.float32) for _ in range(4)]
@@ -434,8 +437,8 @@ def check_residual_blocks(args, work, rng, name="residual_blocks", n=2, c=16, h=
                       "nncc --emit=exec")
         kinds = [line.split("@")[1].split("(")[0].split("_", 1)[1] for line in exec_ir.splitlines()
                  if "exec.launch" in line]
-        if kinds != ["max_pool"] + ["conv"] * 4:
-            return False, f"{name}: FAIL for {cpu} expected a max pool and four convolution kernels alone: {kinds}"
+        if kinds != ["max_pool"] + list(kernels) * 4:
+            return False, f"{name}: FAIL for {cpu} expected a max pool and four convolutions' kernels alone: {kinds}"
         forms.append(f"{cpu} {'+'.join(kinds)}")
     return run_poisoned(args, name, d, path, want, forms)
 
@@ -452,6 +455,10 @@ def main():
     checks = [(case[0], lambda case=case: check(case, args, work, rng)) for case in CASES]
     checks += [(case[0], lambda case=case: check_chain(case, args, work, rng)) for case in CHAINS]
     checks.append(("residual_blocks", lambda: check_residual_blocks(args, work, rng)))
+    # ResNet's 14x14 stage shape: implicit-GEMM kernels on both CPUs.
+    checks.append(("residual_blocks_implicit",
+                   lambda: check_residual_blocks(args, work, rng, "residual_blocks_implicit", 2, 64, 28,
+                                                 ("conv", "transpose"))))
     return run_checks(checks, tmp)
 
 

@@ -119,7 +119,8 @@ LogicalResult lowerConvolutionsWithGemmEpilogues(func::FuncOp func, SymbolTable 
 /// the ones a kernel writes itself: when a kernel's result (a convolution's
 /// after its epilogue, or a direct max pool's) is read by one convolution
 /// whose copy is the result in a zero frame, and otherwise only by residual
-/// Adds that direct kernels fold, the kernel (a direct kernel's tiles, an
+/// Adds that kernels fold (direct kernels in their tiles, implicit-GEMM ones
+/// in their transpose), the kernel (a direct kernel's tiles, an
 /// implicit-GEMM kernel's transpose) writes that copy instead, the residual
 /// readers read inside its frame, and no copy kernel runs: a pass over memory
 /// saved, whose destination is cold at batch 1 (the weights of the
@@ -131,10 +132,11 @@ public:
 
   explicit InputCopies(const VectorUnit &unit) : unit_(unit) {}
 
-  /// `conv` becomes a kernel of `form`; a direct kernel folds `epilogue`.
+  /// `conv` becomes a kernel of `form` that folds `epilogue` (a direct
+  /// kernel in its tiles, an implicit-GEMM kernel in its transpose).
   void add(nn::ConvOp conv, Form form, const ConvEpilogue &epilogue) {
     forms_[conv] = form;
-    if (form == Form::Direct && epilogue.residual)
+    if (epilogue.residual)
       residualAdds_[epilogue.ops.front()] = epilogue.residual;
   }
 
@@ -185,9 +187,8 @@ public:
 
   /// The convolution whose copy the kernel producing `result` writes
   /// instead of `result`, or null: the one reader of `result` that reads a
-  /// frame of it, when every other reader is a residual Add that a direct
-  /// kernel folds (it reads the residual through the frame, see
-  /// residualFrame).
+  /// frame of it, when every other reader is a residual Add that a kernel
+  /// folds (it reads the residual through the frame, see residualFrame).
   nn::ConvOp readerOf(Value result) const {
     nn::ConvOp next;
     for (OpOperand &use : result.getUses()) {
@@ -297,14 +298,13 @@ LogicalResult lowerDirectConvolution(nn::ConvOp conv, const ConvEpilogue &epilog
 /// `conv` as its implicit-GEMM kernel (after the copy it reads, see
 /// InputCopies) and the transpose of its position-major result (into the
 /// next convolution's copy where InputCopies says so): the bias and, without
-/// a residual, the clamp of `epilogue` in the kernel; a residual's add and
-/// what follows it stay ops after the transpose (the position-major tile is
-/// not the residual's layout).
+/// a residual, the clamp of `epilogue` in the kernel; with a residual, its
+/// Add and the clamp after it in the transpose (the position-major tile is
+/// not the residual's layout; the transpose reads both).
 LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &epilogue,
                                            const ImplicitGemmTiling &tiling, SymbolTable &symbols,
                                            InputCopies &copies) {
-  ConvEpilogue folded = epilogue.residual ? ConvEpilogue{} : epilogue;
-  folded.moveConvToItsEnd(conv);
+  epilogue.moveConvToItsEnd(conv);
   Location loc = conv.getLoc();
   OpBuilder b(conv);
   FailureOr<Value> input =
@@ -321,33 +321,41 @@ LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &
   auto out = cast<RankedTensorType>(conv.getType());
   ArrayRef<int64_t> shape = out.getShape();
   auto byPosition = RankedTensorType::get({shape[0], shape[2] * shape[3], shape[1]}, out.getElementType());
+  std::optional<std::pair<double, double>> kernelClamp = epilogue.residual ? std::nullopt : epilogue.clamp;
   auto launch = outlineKernel(
       conv, symbols, "conv", operands, TypeRange{byPosition},
       [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
         Value bias = conv.getBias() ? args[2] : Value();
         return SmallVector<Value>{
-            buildImplicitGemmConvolution(kb, loc, conv, args[0], args[1], bias, folded.clamp, inits[0], tiling)};
+            buildImplicitGemmConvolution(kb, loc, conv, args[0], args[1], bias, kernelClamp, inits[0], tiling)};
       });
   if (failed(launch))
     return failure();
+  InputCopies::Target target = copies.targetOf(resultAfter(conv, epilogue));
   Value result;
-  if (InputCopies::Target target = copies.targetOf(resultAfter(conv, folded)); target.next) {
-    auto transposed =
-        outlineKernel(conv, symbols, "transpose", launch->getResult(0), TypeRange{target.copy},
-                      [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-                        return SmallVector<Value>{
-                            buildFramedTranspose(kb, loc, conv, args[0], inits[0], target.frame)};
-                      });
-    if (failed(transposed))
-      return failure();
-    result = copies.written(b, loc, target, transposed->getResult(0));
-  } else {
+  if (!target.next && !epilogue.residual) {
     FailureOr<exec::LaunchOp> transposed = transposeKernel(conv, symbols, launch->getResult(0), {0, 2, 1});
     if (failed(transposed))
       return failure();
     result = exec::ViewOp::create(b, loc, out, transposed->getResult(0));
+  } else {
+    auto [residual, residualFrame] = copies.residualFrame(epilogue.residual);
+    SmallVector<Value> transposeOperands{launch->getResult(0)};
+    if (residual)
+      transposeOperands.push_back(residual);
+    std::optional<std::pair<double, double>> transposeClamp = epilogue.residual ? epilogue.clamp : std::nullopt;
+    auto transposed = outlineKernel(
+        conv, symbols, "transpose", transposeOperands, TypeRange{target.next ? Type(target.copy) : Type(out)},
+        [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+          return SmallVector<Value>{buildTransposeEpilogue(kb, loc, conv, args[0], residual ? args[1] : Value(),
+                                                           residualFrame, transposeClamp, inits[0], target.frame)};
+        });
+    if (failed(transposed))
+      return failure();
+    result = copies.written(b, loc, target, transposed->getResult(0));
   }
-  folded.replaceConvAndOps(conv, result);
+  copies.folded(epilogue);
+  epilogue.replaceConvAndOps(conv, result);
   if (oldWeights && oldWeights->use_empty())
     oldWeights->erase();
   return success();
@@ -376,8 +384,8 @@ LogicalResult lowerDirectMaxPool(nn::MaxPoolOp pool, const VectorUnit &unit, Sym
 /// Whether `conv` becomes its implicit-GEMM kernel: where implicitGemmTiling
 /// has a tile, except a 1x1 convolution reading its input as it lies whose
 /// residual Add would be folded (the runtime adds it as the GEMM's transposed
-/// product is written, where the implicit kernel's position-major tile
-/// would leave it a kernel of its own).
+/// product is written: no kernel after the GEMM, where the implicit kernel
+/// needs its transpose kernel to add it).
 bool takesImplicitGemm(nn::ConvOp conv, const VectorUnit &unit, bool fuse) {
   if (!implicitGemmTiling(conv, unit))
     return false;

@@ -189,21 +189,39 @@ Value buildImplicitGemmInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Va
   return copyWithZeroBorder(b, loc, x, init, paddingOf(conv));
 }
 
-Value buildFramedTranspose(OpBuilder &b, Location loc, nn::ConvOp conv, Value byPosition, Value init,
-                           ArrayRef<int64_t> frame) {
+Value buildTransposeEpilogue(OpBuilder &b, Location loc, nn::ConvOp conv, Value byPosition, Value residual,
+                             ArrayRef<int64_t> residualFrame, std::optional<std::pair<double, double>> clamp,
+                             Value init, ArrayRef<int64_t> frame) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(conv.getType()).getShape();
-  Value framed = zeroBorder(b, loc, init, shape, frame);
-  Value interior = extractInterior(b, loc, framed, shape, frame);
+  Value framed = frame.empty() ? init : zeroBorder(b, loc, init, shape, frame);
+  Value interior = frame.empty() ? init : extractInterior(b, loc, framed, shape, frame);
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineExpr> d;
   for (int64_t i = 0; i < 4; ++i)
     d.push_back(getAffineDimExpr(i, ctx));
-  // interior[n, m, y, x] = byPosition[n, y * OW + x, m].
-  AffineMap read = AffineMap::get(4, 0, {d[0], d[2] * shape[3] + d[3], d[1]}, ctx);
+  // interior[n, m, y, x] = byPosition[n, y * OW + x, m] (+ residual[n, m, y, x]).
+  SmallVector<Value> inputs{byPosition};
+  SmallVector<AffineMap> maps{AffineMap::get(4, 0, {d[0], d[2] * shape[3] + d[3], d[1]}, ctx)};
+  if (residual) {
+    inputs.push_back(residualFrame.empty() ? residual : extractInterior(b, loc, residual, shape, residualFrame));
+    maps.push_back(b.getMultiDimIdentityMap(4));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(4));
   SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
-  interior = generic(b, loc, byPosition, interior, {read, b.getMultiDimIdentityMap(4)}, parallel,
-                     [](OpBuilder &, Location, ValueRange s) -> SmallVector<Value> { return {s[0]}; })[0];
-  return insertInterior(b, loc, interior, framed, frame);
+  interior = generic(b, loc, inputs, interior, maps, parallel,
+                     [&](OpBuilder &gb, Location l, ValueRange s) -> SmallVector<Value> {
+                       Value v = residual ? arith::AddFOp::create(gb, l, s[0], s[1]).getResult() : s[0];
+                       auto bound = [&](double x) -> Value {
+                         return arith::ConstantOp::create(gb, l, gb.getF32FloatAttr(static_cast<float>(x)));
+                       };
+                       if (clamp)
+                         v = arith::MaximumFOp::create(gb, l, v, bound(clamp->first));
+                       // A ReLU's max is +inf: no min.
+                       if (clamp && clamp->second != std::numeric_limits<double>::infinity())
+                         v = arith::MinimumFOp::create(gb, l, v, bound(clamp->second));
+                       return {v};
+                     })[0];
+  return frame.empty() ? interior : insertInterior(b, loc, interior, framed, frame);
 }
 
 DenseElementsAttr implicitGemmWeights(nn::ConvOp conv, const ImplicitGemmTiling &t) {

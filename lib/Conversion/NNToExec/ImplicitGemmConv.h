@@ -60,11 +60,16 @@ mlir::Value buildImplicitGemmConvolution(mlir::OpBuilder &b, mlir::Location loc,
                                          const ImplicitGemmTiling &t);
 
 /// The transpose kernel body after the kernel: its result [N, OH * OW, M]
-/// (`byPosition`) as [N, M, OH, OW] inside a zero `frame` of `init` (a later
-/// convolution's padded input copy, its inputCopyFrame or
-/// implicitGemmInputFrame), each element written once.
-mlir::Value buildFramedTranspose(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value byPosition,
-                                 mlir::Value init, llvm::ArrayRef<int64_t> frame);
+/// (`byPosition`) as [N, M, OH, OW], plus `residual` [N, M, OH, OW] when set
+/// (read inside `residualFrame` when that is not empty: a copy another
+/// kernel wrote for a convolution, see InputCopies) and then clamped to
+/// `clamp` when set, inside a zero `frame` of `init` (a later convolution's
+/// padded input copy, its inputCopyFrame or implicitGemmInputFrame; `init`
+/// is the plain result when `frame` is empty), each element written once.
+mlir::Value buildTransposeEpilogue(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value byPosition,
+                                   mlir::Value residual, llvm::ArrayRef<int64_t> residualFrame,
+                                   std::optional<std::pair<double, double>> clamp, mlir::Value init,
+                                   llvm::ArrayRef<int64_t> frame);
 
 } // namespace nncc
 

@@ -235,3 +235,44 @@ func.func @residual_read_through_frame(%x: tensor<1x8x32x32xf32>, %w1: tensor<8x
   %4 = nn.relu %3 : tensor<1x8x16x16xf32> loc("act2")
   return %4 : tensor<1x8x16x16xf32>
 }
+
+// -----
+
+// ResNet's 14x14 stage: implicit-GEMM kernels. The block input %b, conv0's
+// result, is read by conv1 and, as the residual conv2's Add takes, by that
+// Add. conv0's transpose writes conv1's padded copy; conv2's transpose folds
+// the Add and the Relu, reads the residual inside that copy's frame, and
+// writes conv3's copy: one copy kernel in all (conv0's), no nn.add left.
+// CPU-LABEL: func.func @transpose_folds_residual
+// CPU: exec.launch @k0_pad(%arg0)
+// CPU: %[[T0:.*]] = exec.launch @k0_transpose(%{{.*}}) {nodes = "conv0,act0"} : (tensor<1x196x64xf32>) -> tensor<1x64x16x16xf32>
+// CPU: %[[A:.*]] = exec.launch @k1_conv(%[[T0]], %{{.*}}) {nodes = "conv1,act1"}
+// CPU: %[[TA:.*]] = exec.launch @k1_transpose(%[[A]]) {nodes = "conv1,act1"} : (tensor<1x196x64xf32>) -> tensor<1x64x16x16xf32>
+// CPU: %[[B:.*]] = exec.launch @k2_conv(%[[TA]], %{{.*}}) {nodes = "conv2,res,act2"}
+// CPU: %[[TB:.*]] = exec.launch @k2_transpose(%[[B]], %[[T0]]) {nodes = "conv2,res,act2"} : (tensor<1x196x64xf32>, tensor<1x64x16x16xf32>) -> tensor<1x64x16x16xf32>
+// CPU: exec.launch @k3_conv(%[[TB]], %{{.*}}) {nodes = "conv3"}
+// CPU-NOT: _pad
+// CPU-NOT: nn.add
+// CPU: return
+// CPU: func.func private @k2_transpose
+// CPU: %[[R:.*]] = tensor.extract_slice %arg1[0, 0, 1, 1] [1, 64, 14, 14] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<1x64x14x14xf32>
+// CPU: linalg.generic {{.*}} ins(%arg0, %[[R]] : tensor<1x196x64xf32>, tensor<1x64x14x14xf32>)
+// CPU: arith.addf
+// CPU-NEXT: arith.constant 0.0
+// CPU-NEXT: arith.maximumf
+// CPU: tensor.insert_slice %{{.*}}[0, 0, 1, 1] [1, 64, 14, 14] [1, 1, 1, 1]
+func.func @transpose_folds_residual(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
+  %w0 = nn.constant dense<1.0> : tensor<64x64x3x3xf32>
+  %w1 = nn.constant dense<0.5> : tensor<64x64x3x3xf32>
+  %w2 = nn.constant dense<0.25> : tensor<64x64x3x3xf32>
+  %w3 = nn.constant dense<0.125> : tensor<64x64x3x3xf32>
+  %c = nn.conv %x, %w0 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x14x14xf32> loc("conv0")
+  %b = nn.relu %c : tensor<1x64x14x14xf32> loc("act0")
+  %0 = nn.conv %b, %w1 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x14x14xf32> loc("conv1")
+  %1 = nn.relu %0 : tensor<1x64x14x14xf32> loc("act1")
+  %2 = nn.conv %1, %w2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x14x14xf32> loc("conv2")
+  %3 = nn.add %2, %b : (tensor<1x64x14x14xf32>, tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> loc("res")
+  %4 = nn.relu %3 : tensor<1x64x14x14xf32> loc("act2")
+  %5 = nn.conv %4, %w3 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x14x14xf32> loc("conv3")
+  return %5 : tensor<1x64x14x14xf32>
+}

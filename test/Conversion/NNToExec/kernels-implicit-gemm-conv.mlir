@@ -53,18 +53,23 @@ func.func @seven_by_seven_relu(%x: tensor<2x16x7x7xf32>, %b: tensor<32xf32>) -> 
 // channels, 16 accumulators, one task), each weight vector feeding 16 FMAs;
 // on AVX2 2 rows x 4 positions x 1 vector of 8 channels (its 8
 // accumulators; 4 positions x 2 vectors would read each weight for 4 FMAs
-// only: implicitGemmCycles). A residual Add stays an op after the
-// transpose: the position-major tile is not its layout.
+// only: implicitGemmCycles). A residual Add is folded into the transpose,
+// which reads the position-major result and the residual (the tile is not
+// the residual's layout).
 // CHECK-LABEL: func.func @four_by_four_residual
 // CHECK: nn.constant dense<2.500000e-01> : tensor<1x72x16xf32>
-// CHECK: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x16x16xf32>
-// CHECK: exec.launch @k0_transpose
-// CHECK: nn.add
+// CHECK: %[[C:.*]] = exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x16x16xf32>
+// CHECK: %[[T:.*]] = exec.launch @k0_transpose(%[[C]], %arg1) {{.*}} -> tensor<1x16x4x4xf32>
+// CHECK-NOT: nn.add
+// CHECK: return %[[T]]
 // CHECK: func.func private @k0_conv
 // CHECK: scf.forall (%{{.*}}) in (1)
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-COUNT-16: tensor.extract %arg0
 // CHECK: tensor.extract_slice %{{.*}} [1, 16, 16] [1, 1, 1] : tensor<1x16x16xf32> to tensor<16x16xf32>
+// CHECK: func.func private @k0_transpose
+// CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2 * 4 + d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
+// CHECK: arith.addf
 // AVX2-LABEL: func.func @four_by_four_residual
 // AVX2: nn.constant dense<2.500000e-01> : tensor<2x72x8xf32>
 // AVX2: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x16x16xf32>
