@@ -1,5 +1,7 @@
 #include "lib/Conversion/NNToExec/ConvEpilogue.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -19,6 +21,21 @@ std::optional<double> constantScalar(Value v) {
 }
 
 } // namespace
+
+Value applyClamp(OpBuilder &b, Location loc, Value v, std::pair<double, double> clamp) {
+  auto bound = [&](double x) -> Value {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(b.getInsertionBlock());
+    Attribute value = b.getF32FloatAttr(static_cast<float>(x));
+    if (auto vector = dyn_cast<VectorType>(v.getType()))
+      value = DenseElementsAttr::get(vector, cast<FloatAttr>(value));
+    return arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
+  };
+  v = arith::MaximumFOp::create(b, loc, v, bound(clamp.first));
+  if (clamp.second != std::numeric_limits<double>::infinity())
+    v = arith::MinimumFOp::create(b, loc, v, bound(clamp.second));
+  return v;
+}
 
 bool ConvEpilogue::clampIsRelu() const {
   return clamp && clamp->first == 0 && clamp->second == std::numeric_limits<double>::infinity();

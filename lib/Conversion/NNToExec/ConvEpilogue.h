@@ -3,6 +3,8 @@
 
 #include "dialects/NN/NNOps.h"
 
+#include "mlir/IR/Builders.h"
+
 #include <optional>
 #include <utility>
 
@@ -28,6 +30,13 @@ struct ConvEpilogue {
   /// and erases the folded ops and `conv`.
   void replaceConvAndOps(nn::ConvOp conv, mlir::Value result) const;
 };
+
+/// `v` (an f32 or a vector of f32) clamped to `clamp` ([min, max]): max
+/// with the lower bound, then min with the upper one unless that is +inf (a
+/// ReLU; a Clip's -inf max still clamps everything). The bounds are
+/// constants of v's type at the start of v's block, so the max follows what
+/// made `v`.
+mlir::Value applyClamp(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, std::pair<double, double> clamp);
 
 /// The epilogue `conv` can fold: an nn.add of a same-typed value (the
 /// residual), then a ReLU or constant-bound Clip, each the only user of the

@@ -620,9 +620,6 @@ Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w,
   // residual's tile (read like the output tile is written), then the ReLU or
   // Clip.
   std::optional<std::pair<double, double>> clamp = epilogue.clamp;
-  auto splat = [&](double x) {
-    return arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(static_cast<float>(x))));
-  };
   for (int64_t ch = 0; ch < t.channels; ++ch) {
     Value biasSplat;
     if (bias)
@@ -645,12 +642,8 @@ Value buildDirect(OpBuilder &b, Location loc, const Window &g, Value x, Value w,
               ArrayRef<bool>{whole});
           sum = arith::AddFOp::create(fb, loc, sum, tile);
         }
-        if (clamp) {
-          sum = arith::MaximumFOp::create(fb, loc, sum, splat(clamp->first));
-          // A ReLU's max is +inf; a Clip's -inf max still clamps everything.
-          if (clamp->second != std::numeric_limits<double>::infinity())
-            sum = arith::MinimumFOp::create(fb, loc, sum, splat(clamp->second));
-        }
+        if (clamp)
+          sum = applyClamp(fb, loc, sum, *clamp);
       }
   }
 

@@ -11,8 +11,8 @@
 /// accumulators, at most half the vector registers): per input channel and
 /// tap, V vector loads of the weights (laid out at compile time so that a
 /// tile's channel block is one contiguous run per tap) and one broadcast
-/// input value per position feed R*P*V FMAs. The input is read through a zero-padded copy, so
-/// no read needs a bound check. The output is position-major, [N, P, M]:
+/// input value per position feed R*P*V FMAs. The input is read through a
+/// zero-padded copy, so no read needs a bound check. The output is position-major, [N, P, M]:
 /// the transpose kernel after it writes the NCHW result (as after the
 /// transposed GEMM product this replaces).
 #include "lib/Conversion/NNToExec/ImplicitGemmConv.h"
@@ -27,7 +27,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
-#include <limits>
 #include <tuple>
 
 using namespace mlir;
@@ -211,15 +210,7 @@ Value buildTransposeEpilogue(OpBuilder &b, Location loc, nn::ConvOp conv, Value 
   interior = generic(b, loc, inputs, interior, maps, parallel,
                      [&](OpBuilder &gb, Location l, ValueRange s) -> SmallVector<Value> {
                        Value v = residual ? arith::AddFOp::create(gb, l, s[0], s[1]).getResult() : s[0];
-                       auto bound = [&](double x) -> Value {
-                         return arith::ConstantOp::create(gb, l, gb.getF32FloatAttr(static_cast<float>(x)));
-                       };
-                       if (clamp)
-                         v = arith::MaximumFOp::create(gb, l, v, bound(clamp->first));
-                       // A ReLU's max is +inf: no min.
-                       if (clamp && clamp->second != std::numeric_limits<double>::infinity())
-                         v = arith::MinimumFOp::create(gb, l, v, bound(clamp->second));
-                       return {v};
+                       return {clamp ? applyClamp(gb, l, v, *clamp) : v};
                      })[0];
   return frame.empty() ? interior : insertInterior(b, loc, interior, framed, frame);
 }
@@ -274,11 +265,11 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
   int64_t positions = t.rows * t.positions;
   SmallVector<SmallVector<Value>> rows(kh), cols(kw);
   for (int64_t ky = 0; ky < kh; ++ky)
-    for (int64_t j = 0; j < positions; ++j)
-      rows[ky].push_back(arith::AddIOp::create(fb, loc, row0, c(j / t.positions * strides[0] + ky * dilations[0])));
+    for (int64_t dy = 0; dy < t.rows; ++dy)
+      rows[ky].push_back(arith::AddIOp::create(fb, loc, row0, c(dy * strides[0] + ky * dilations[0])));
   for (int64_t kx = 0; kx < kw; ++kx)
-    for (int64_t j = 0; j < positions; ++j)
-      cols[kx].push_back(arith::AddIOp::create(fb, loc, col0, c(j % t.positions * strides[1] + kx * dilations[1])));
+    for (int64_t dx = 0; dx < t.positions; ++dx)
+      cols[kx].push_back(arith::AddIOp::create(fb, loc, col0, c(dx * strides[1] + kx * dilations[1])));
 
   Value zeroVector = arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(0)));
   Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(0));
@@ -296,7 +287,7 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
                                                               ValueRange{mb, tap, indexConstant(lb, l, v * t.lanes)},
                                                               zero, ArrayRef<bool>{true}));
             for (int64_t j = 0; j < positions; ++j) {
-              Value value = tensor::ExtractOp::create(lb, l, xPadded, ValueRange{img, ci, rows[ky][j], cols[kx][j]});
+              Value value = tensor::ExtractOp::create(lb, l, xPadded, ValueRange{img, ci, rows[ky][j / t.positions], cols[kx][j % t.positions]});
               Value splat = vector::BroadcastOp::create(lb, l, vecType, value);
               for (int64_t v = 0; v < t.vectors; ++v)
                 acc[j * t.vectors + v] = vector::FMAOp::create(lb, l, splat, weight[v], acc[j * t.vectors + v]);
@@ -307,12 +298,6 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
 
   // The bias and the clamp in registers, in ONNX order.
   Value m0 = arith::MulIOp::create(fb, loc, mb, c(block));
-  auto splat = [&](double v) -> Value {
-    return arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(static_cast<float>(v))));
-  };
-  // A ReLU's max is +inf: no min.
-  Value lo = clamp ? splat(clamp->first) : Value();
-  Value hi = clamp && clamp->second != std::numeric_limits<double>::infinity() ? splat(clamp->second) : Value();
   SmallVector<Value> results(sums.getResults());
   for (int64_t v = 0; v < t.vectors; ++v) {
     Value biasVector;
@@ -324,10 +309,8 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
       Value &sum = results[j * t.vectors + v];
       if (bias)
         sum = arith::AddFOp::create(fb, loc, sum, biasVector);
-      if (lo)
-        sum = arith::MaximumFOp::create(fb, loc, sum, lo);
-      if (hi)
-        sum = arith::MinimumFOp::create(fb, loc, sum, hi);
+      if (clamp)
+        sum = applyClamp(fb, loc, sum, *clamp);
     }
   }
 

@@ -257,9 +257,9 @@ func.func @residual_read_through_frame(%x: tensor<1x8x32x32xf32>, %w1: tensor<8x
 // CPU: func.func private @k2_transpose
 // CPU: %[[R:.*]] = tensor.extract_slice %arg1[0, 0, 1, 1] [1, 64, 14, 14] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<1x64x14x14xf32>
 // CPU: linalg.generic {{.*}} ins(%arg0, %[[R]] : tensor<1x196x64xf32>, tensor<1x64x14x14xf32>)
-// CPU: arith.addf
-// CPU-NEXT: arith.constant 0.0
-// CPU-NEXT: arith.maximumf
+// CPU: %[[ZERO:.*]] = arith.constant 0.0
+// CPU-NEXT: %[[SUM:.*]] = arith.addf
+// CPU-NEXT: arith.maximumf %[[SUM]], %[[ZERO]]
 // CPU: tensor.insert_slice %{{.*}}[0, 0, 1, 1] [1, 64, 14, 14] [1, 1, 1, 1]
 func.func @transpose_folds_residual(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
   %w0 = nn.constant dense<1.0> : tensor<64x64x3x3xf32>
