@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # One command for the whole benchmark (see docs/performance.md):
 #
-#   bench/run.sh [--budget S] [--models mlp,bert] [--batches 1,32] [--update-docs]
+#   bench/run.sh [--budget S] [--models mlp,bert] [--batches 1,32] [--as-avx2] [--update-docs]
 #
 # builds nncc and nncc-run (configuring build/ first if needed), installs onnxruntime-node under
-# bench/node_modules if missing, builds the two small native helpers (bench/nncc_bench.cpp against
-# the runtime, bench/sgemm.c), then runs bench/bench.py: generates the zoo, compiles every model
-# with nncc, measures nncc and onnxruntime interleaved, single thread, prints the table and
-# writes bench/results.json (and bench/out/table.md). Arguments go to bench/bench.py.
+# bench/node_modules if missing, builds the small native helpers (bench/nncc_bench.cpp against
+# the runtime, bench/sgemm.c, and bench/cpuid_as_avx2.c for --as-avx2), then runs bench/bench.py:
+# generates the zoo, compiles every model with nncc, measures nncc and onnxruntime interleaved,
+# single thread, prints the table and writes bench/results.json (and bench/out/table.md).
+# Arguments go to bench/bench.py.
 set -euo pipefail
 
 START=$(date +%s.%N)
@@ -40,6 +41,7 @@ CXX="${CXX:-c++}"; CC="${CC:-cc}"
   -L"$BUILD_DIR/lib" -lnncc_runtime -Wl,-rpath,"$BUILD_DIR/lib" -o "$OUT/bin/nncc_bench"
 "$CC" -O2 -Wall -I"$ROOT/include" "$ROOT/bench/sgemm.c" -L"$BUILD_DIR/lib" -lnncc_runtime \
   -Wl,-rpath,"$BUILD_DIR/lib" -ldl -o "$OUT/bin/sgemm"
+"$CC" -O2 -Wall -shared -fPIC "$ROOT/bench/cpuid_as_avx2.c" -ldl -o "$OUT/bin/cpuid_as_avx2.so"
 
 step "benchmark"
 # onnxruntime picks its GEMM kernels by CPU detection; so does OpenBLAS,
