@@ -62,12 +62,17 @@ CASES = [
     ("dense_7x7", {"x86-64-v3": True, "x86-64-v4": IMPLICIT}, 2, 16, 16, 7, 7, 3, [1, 1, 1, 1], 1, [1, 1],
      [1, 1]),
     # Implicit GEMM: ResNet's 4x4 stage entered with stride 2, Relu folded (4 rows x 4 positions x 1
-    # vector on AVX-512, 4 positions x 2 vectors on AVX2); a residual Add stays a kernel after the transpose; dilation, uneven pads
-    # and no bias.
+    # vector on AVX-512; 6 positions x 2 vectors on AVX2, spanning rows, the last tile overlapping its
+    # neighbour); a residual Add stays a kernel after the transpose; dilation, uneven pads and no bias.
     ("implicit_gemm_4x4_stride2_relu", IMPLICIT, 2, 32, 64, 8, 8, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "relu"),
     # Tiles of several output rows (implicitGemmCycles): 3 rows x 4 positions of a 6x4 plane on
-    # AVX-512 (two row groups; one row x 2 vectors on AVX2); entered with stride 2.
+    # AVX-512 (two row groups; 6 positions x 2 vectors on AVX2, each tile 1.5 rows); entered with
+    # stride 2.
     ("implicit_gemm_row_groups_stride2", IMPLICIT, 1, 8, 16, 12, 8, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2], "relu"),
+    # A 5x3 plane (15 positions) on AVX2: tiles of 6 positions x 2 vectors start at 0, 6 and 9, the
+    # last computing 3 of its neighbour's positions again; a whole-plane tile on AVX-512.
+    ("implicit_gemm_overlapping_last_tile", IMPLICIT, 2, 8, 16, 5, 3, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1],
+     "relu"),
     # ResNet's 256-channel 4x4 stage over a batch: 2.4 MB of weights, so the tiles walk the channel
     # blocks outside the images (blocksOuterIsCheaper); all 16 positions a tile on AVX-512.
     ("implicit_gemm_blocks_outside_images", IMPLICIT, 3, 256, 256, 4, 4, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1],

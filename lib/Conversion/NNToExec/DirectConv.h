@@ -19,9 +19,11 @@ struct VectorUnit {
   /// gives 8+ independent FMA chains, what a 4-cycle FMA on two ports needs
   /// to stay busy.
   int64_t maxAccumulators;
+  /// Vector registers (16 with AVX2, 32 with AVX-512).
+  int64_t registers;
 
   static VectorUnit of(int64_t vectorBits, int64_t registers) {
-    return VectorUnit{vectorBits / 32, registers / 2};
+    return VectorUnit{vectorBits / 32, registers / 2, registers};
   }
 };
 

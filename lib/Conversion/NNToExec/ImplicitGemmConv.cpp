@@ -6,12 +6,12 @@
 /// 7x7 and 4x4 stages) ran as im2col + GEMM, which writes every input value
 /// kh*kw times into the columns, and the GEMM then packs those columns again
 /// (a sixth of a ResNet-18-style batch-32 run went to im2col and that
-/// packing). Here each task of one scf.forall computes P output positions of
-/// each of R output rows x V vectors of L output channels (R*P*V
-/// accumulators, at most half the vector registers): per input channel and
+/// packing). Here each task of one scf.forall computes P consecutive output
+/// positions x V vectors of L output channels (P*V accumulators,
+/// implicitGemmAccumulators): per input channel and
 /// tap, V vector loads of the weights (laid out at compile time so that a
 /// tile's channel block is one contiguous run per tap) and one broadcast
-/// input value per position feed R*P*V FMAs. The input is read through a
+/// input value per position feed P*V FMAs. The input is read through a
 /// zero-padded copy, so no read needs a bound check. The output is position-major, [N, P, M]:
 /// the transpose kernel after it writes the NCHW result (as after the
 /// transposed GEMM product this replaces).
@@ -106,10 +106,17 @@ bool blocksOuterIsCheaper(const ConvExtents &e, int64_t blocks) {
          static_cast<double>(blocks) * e.inputBytes < static_cast<double>(e.images) * e.weightBytes;
 }
 
+/// FMA chains a tile should keep: two FMA ports of 4-cycle latency need 8
+/// in flight, and half again hides a late load (MLAS's AVX2 convolution and
+/// GEMM kernels keep 12 too).
+constexpr int64_t kWantedChains = 12;
+
 /// The cycle model of tiling `t`. Per input channel and tap, a tile issues
-/// R*P*V FMAs and R*P + V loads (a broadcast input per position, a weight
+/// P*V FMAs and P + V loads (a broadcast input per position, a weight
 /// vector per V) on two FMA and two load ports (the x86 cores since Haswell
-/// and Zen 2). A model's weights together exceed a core's L2, so each kernel
+/// and Zen 2), and no fewer cycles than kWantedChains FMAs take: a tile of
+/// fewer chains waits on their latency. The tile count includes a plane's
+/// overlapping last tile. A model's weights together exceed a core's L2, so each kernel
 /// finds its own cold: every pass of a channel block's weights from beyond
 /// L2 (once per block, or once per image and block when the images are
 /// outer and the weights exceed L2) holds the tile that makes it for as
@@ -121,14 +128,38 @@ bool blocksOuterIsCheaper(const ConvExtents &e, int64_t blocks) {
 /// vector read each weight once per 16 FMAs and hide the stream behind the
 /// work (115 us).
 double implicitGemmCycles(const ImplicitGemmTiling &t, const ConvExtents &e) {
-  int64_t positions = t.rows * t.positions, block = t.vectors * t.lanes, blocks = e.channelsOut / block;
-  double tiles = static_cast<double>(e.images * blocks * (e.rows / t.rows) * (e.cols / t.positions));
+  int64_t positions = t.positions, block = t.vectors * t.lanes, blocks = e.channelsOut / block;
+  double tiles = static_cast<double>(e.images * blocks * llvm::divideCeil(e.rows * e.cols, positions));
   double reduction = static_cast<double>(e.reduction);
-  double perTile = reduction * static_cast<double>(std::max(positions * t.vectors, positions + t.vectors)) / 2;
+  double perTile =
+      reduction * static_cast<double>(std::max({positions * t.vectors, positions + t.vectors, kWantedChains})) / 2;
   double stream = reduction * static_cast<double>(4 * block) / kStreamBytesPerCycle;
   bool weightsStay = t.blocksOuter || e.weightBytes <= kL2Bytes;
   double passes = static_cast<double>(weightsStay ? blocks : blocks * e.images);
   return tiles * perTile + passes * std::max(0.0, stream - perTile);
+}
+
+/// The accumulators a tile of `vectors` weight vectors may keep: half the
+/// registers (the direct kernels' budget, VectorUnit), or where that is
+/// fewer than kWantedChains (AVX2's 16 registers leave 8) up to
+/// kWantedChains, as far as the registers hold them beside the tap's weight
+/// vectors, its broadcast and one spare. AVX2 with 2 weight vectors: 12
+/// (ResNet-18-style's 3x3 convolutions at batch 1 ran at 80% of the FMA
+/// peak with 8, onnxruntime's at 90% with 12: docs/performance.md).
+int64_t implicitGemmAccumulators(const VectorUnit &unit, int64_t vectors) {
+  return std::max(unit.maxAccumulators, std::min(kWantedChains, unit.registers - vectors - 2));
+}
+
+/// Tiles whose positions do not follow the rows (neither within one row nor
+/// whole rows) keep one input offset per position in a general register:
+/// at most this many, so that the loop's own registers stay.
+constexpr int64_t kMaxUnalignedPositions = 8;
+
+/// Whether tiles of `positions` stay within one row of `width` or take
+/// whole rows of a `height` x `width` plane: their positions' input offsets
+/// then follow from the first one by constants.
+bool followsRows(int64_t positions, int64_t height, int64_t width) {
+  return width % positions == 0 || (positions % width == 0 && height % (positions / width) == 0);
 }
 
 } // namespace
@@ -145,27 +176,26 @@ std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const Vect
   if (w.getShape()[2] * w.getShape()[3] > kMaxTaps || m % lanes != 0 || !implicitBeatsDirect(conv, unit, ow) ||
       !conv.getWeight().getDefiningOp<nn::ConstantOp>())
     return std::nullopt;
-  // The most accumulators (FMA chains) that fit, then the fewest cycles,
-  // then the fewest loads.
+  // The fewest cycles, then the most accumulators, then the fewest loads.
   ConvExtents extents = extentsOf(conv);
+  int64_t plane = oh * ow;
   std::optional<ImplicitGemmTiling> best;
-  std::tuple<int64_t, double, int64_t> bestRank;
+  std::tuple<double, int64_t, int64_t> bestRank;
   for (int64_t vectors : {1, 2, 4})
-    for (int64_t positions = 1; positions <= ow; ++positions)
-      for (int64_t rows = 1; rows <= (positions == ow ? oh : 1); ++rows) {
-        int64_t accumulators = rows * positions * vectors;
-        if ((m / lanes) % vectors != 0 || ow % positions != 0 || oh % rows != 0 ||
-            accumulators > unit.maxAccumulators)
-          continue;
-        ImplicitGemmTiling t{lanes, rows, positions, vectors, blocksOuterIsCheaper(extents, m / (vectors * lanes))};
-        auto rank = std::make_tuple(accumulators, -implicitGemmCycles(t, extents), -(rows * positions + vectors));
-        if (!best || rank > bestRank) {
-          best = t;
-          bestRank = rank;
-        }
+    for (int64_t positions = 1; positions <= plane; ++positions) {
+      int64_t accumulators = positions * vectors;
+      if ((m / lanes) % vectors != 0 || accumulators > implicitGemmAccumulators(unit, vectors) ||
+          (!followsRows(positions, oh, ow) && positions > kMaxUnalignedPositions))
+        continue;
+      ImplicitGemmTiling t{lanes, positions, vectors, blocksOuterIsCheaper(extents, m / (vectors * lanes))};
+      auto rank = std::make_tuple(-implicitGemmCycles(t, extents), accumulators, -(positions + vectors));
+      if (!best || rank > bestRank) {
+        best = t;
+        bestRank = rank;
       }
+    }
   // Fewer than 4 chains leave the FMA units idle: the GEMM form then wins.
-  if (!best || best->rows * best->positions * best->vectors < 4)
+  if (!best || best->positions * best->vectors < 4)
     return std::nullopt;
   return best;
 }
@@ -241,11 +271,12 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
   Type f32 = b.getF32Type();
   auto vecType = VectorType::get({t.lanes}, f32);
 
-  // Tiles (image, channel block, row group, position chunk), or channel
-  // block outside the images (t.blocksOuter); the chunk fastest: neighbouring
-  // tiles share their block of the weights.
-  int64_t blocks = m / block, tiles = n * blocks * (oh / t.rows) * (ow / t.positions);
-  SmallVector<int64_t> grid{n, blocks, oh / t.rows, ow / t.positions};
+  // Tiles (image, channel block, position chunk), or channel block outside
+  // the images (t.blocksOuter); the chunk fastest: neighbouring tiles share
+  // their block of the weights.
+  int64_t plane = oh * ow, positions = t.positions, chunks = llvm::divideCeil(plane, positions);
+  int64_t blocks = m / block, tiles = n * blocks * chunks;
+  SmallVector<int64_t> grid{n, blocks, chunks};
   if (t.blocksOuter)
     std::swap(grid[0], grid[1]);
   auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(tiles)}, ValueRange{init},
@@ -256,20 +287,38 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
   if (t.blocksOuter)
     std::swap(coord[0], coord[1]);
   Value img = coord[0], mb = coord[1];
-  Value oy = arith::MulIOp::create(fb, loc, coord[2], c(t.rows));
-  Value x0 = arith::MulIOp::create(fb, loc, coord[3], c(t.positions));
-  // Padded input coordinates of the tile's first position: row oy*s, column
-  // x0*s; position j is at row j / P and column j % P of the tile.
-  Value row0 = arith::MulIOp::create(fb, loc, oy, c(strides[0]));
-  Value col0 = arith::MulIOp::create(fb, loc, x0, c(strides[1]));
-  int64_t positions = t.rows * t.positions;
+  // The tile's first position; a plane's last tile ends at the plane's end.
+  Value p0 = arith::MulIOp::create(fb, loc, coord[2], c(positions));
+  if (plane % positions != 0)
+    p0 = arith::MinUIOp::create(fb, loc, p0, c(plane - positions));
+  // Each position's output row and column: from the first position's by
+  // constants when the tile stays in one row or takes whole rows, else each
+  // its own.
+  SmallVector<Value> outRow, outCol;
+  bool aligned = followsRows(positions, oh, ow);
+  Value y0 = aligned ? arith::DivUIOp::create(fb, loc, p0, c(ow)).getResult() : Value();
+  Value x0 = aligned ? arith::RemUIOp::create(fb, loc, p0, c(ow)).getResult() : Value();
+  for (int64_t j = 0; j < positions; ++j) {
+    if (aligned) {
+      // Within one row (x0 + j < OW), or whole rows (x0 = 0).
+      outRow.push_back(arith::AddIOp::create(fb, loc, y0, c(j / ow)));
+      outCol.push_back(arith::AddIOp::create(fb, loc, x0, c(j % ow)));
+    } else {
+      Value p = arith::AddIOp::create(fb, loc, p0, c(j));
+      outRow.push_back(arith::DivUIOp::create(fb, loc, p, c(ow)));
+      outCol.push_back(arith::RemUIOp::create(fb, loc, p, c(ow)));
+    }
+  }
+  // Padded input coordinates of position j's tap (ky, kx).
   SmallVector<SmallVector<Value>> rows(kh), cols(kw);
   for (int64_t ky = 0; ky < kh; ++ky)
-    for (int64_t dy = 0; dy < t.rows; ++dy)
-      rows[ky].push_back(arith::AddIOp::create(fb, loc, row0, c(dy * strides[0] + ky * dilations[0])));
+    for (int64_t j = 0; j < positions; ++j)
+      rows[ky].push_back(arith::AddIOp::create(
+          fb, loc, arith::MulIOp::create(fb, loc, outRow[j], c(strides[0])), c(ky * dilations[0])));
   for (int64_t kx = 0; kx < kw; ++kx)
-    for (int64_t dx = 0; dx < t.positions; ++dx)
-      cols[kx].push_back(arith::AddIOp::create(fb, loc, col0, c(dx * strides[1] + kx * dilations[1])));
+    for (int64_t j = 0; j < positions; ++j)
+      cols[kx].push_back(arith::AddIOp::create(
+          fb, loc, arith::MulIOp::create(fb, loc, outCol[j], c(strides[1])), c(kx * dilations[1])));
 
   Value zeroVector = arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(0)));
   Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(0));
@@ -287,7 +336,7 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
                                                               ValueRange{mb, tap, indexConstant(lb, l, v * t.lanes)},
                                                               zero, ArrayRef<bool>{true}));
             for (int64_t j = 0; j < positions; ++j) {
-              Value value = tensor::ExtractOp::create(lb, l, xPadded, ValueRange{img, ci, rows[ky][j / t.positions], cols[kx][j % t.positions]});
+              Value value = tensor::ExtractOp::create(lb, l, xPadded, ValueRange{img, ci, rows[ky][j], cols[kx][j]});
               Value splat = vector::BroadcastOp::create(lb, l, vecType, value);
               for (int64_t v = 0; v < t.vectors; ++v)
                 acc[j * t.vectors + v] = vector::FMAOp::create(lb, l, splat, weight[v], acc[j * t.vectors + v]);
@@ -314,9 +363,8 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
     }
   }
 
-  // The tile [R*P, V*L] of the position-major output.
+  // The tile [P, V*L] of the position-major output.
   Value out = forall.getRegionIterArgs()[0];
-  Value p0 = arith::AddIOp::create(fb, loc, arith::MulIOp::create(fb, loc, oy, c(ow)), x0);
   SmallVector<OpFoldResult> offsets{img, p0, m0};
   SmallVector<OpFoldResult> sizes{fb.getIndexAttr(1), fb.getIndexAttr(positions), fb.getIndexAttr(block)};
   SmallVector<OpFoldResult> ones(3, fb.getIndexAttr(1));

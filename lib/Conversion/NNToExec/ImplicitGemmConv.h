@@ -10,14 +10,16 @@
 
 namespace nncc {
 
-/// The tile of an implicit-GEMM convolution: `rows` output rows x
-/// `positions` output positions of each (whole rows when `rows` > 1, so that
-/// the tile's positions are one run of the position-major result) x
-/// `vectors` vectors of `lanes` output channels. `blocksOuter`: the tiles
-/// walk the channel blocks outside the images (each block's weights are
-/// read for every image before the next block's), else images outside.
+/// The tile of an implicit-GEMM convolution: `positions` consecutive output
+/// positions of an image's plane (row-major, so a tile may span rows) x
+/// `vectors` vectors of `lanes` output channels. When the positions do not
+/// divide the plane, the plane's last tile starts `positions` before its end
+/// and computes again some of its neighbour's positions (the same values).
+/// `blocksOuter`: the tiles walk the channel blocks outside the images (each
+/// block's weights are read for every image before the next block's), else
+/// images outside.
 struct ImplicitGemmTiling {
-  int64_t lanes, rows, positions, vectors;
+  int64_t lanes, positions, vectors;
   bool blocksOuter;
 };
 
@@ -27,9 +29,11 @@ struct ImplicitGemmTiling {
 /// output rows too narrow for a direct kernel's lanes (rowsFillVectors) or
 /// filling them so partly that the idle lanes cost more than the transpose
 /// after this kernel (implicitBeatsDirect), with a tile of at least 4
-/// accumulators. Of the tiles with the most accumulators, the one a cycle
-/// model says is cheapest (implicitGemmCycles: FMAs, loads, and the weight
-/// stream a channel block's first tile waits for).
+/// accumulators. The tile a cycle model says is cheapest (implicitGemmCycles:
+/// FMAs, loads, FMA latency, the positions a plane's overlapping last tile
+/// computes again, and the weight stream a channel block's first tile waits
+/// for), of those whose accumulators fit (implicitGemmAccumulators); between
+/// equals, the most accumulators.
 std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const VectorUnit &unit);
 
 /// The zero-padded input copy the kernel reads: [N, C, padded H, padded W];

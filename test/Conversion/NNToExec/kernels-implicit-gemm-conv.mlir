@@ -51,9 +51,11 @@ func.func @seven_by_seven_relu(%x: tensor<2x16x7x7xf32>, %b: tensor<32xf32>) -> 
 // A 4x4 output at batch 1: every weight is read from beyond L2 once a run,
 // so the tile takes all 4 rows x 4 positions x 1 vector on AVX-512 (16
 // channels, 16 accumulators, one task), each weight vector feeding 16 FMAs;
-// on AVX2 2 rows x 4 positions x 1 vector of 8 channels (its 8
-// accumulators; 4 positions x 2 vectors would read each weight for 4 FMAs
-// only: implicitGemmCycles). A residual Add is folded into the transpose,
+// on AVX2 6 consecutive positions x 2 vectors of 8 channels (12
+// accumulators, implicitGemmAccumulators; 1 vector would load a broadcast
+// per FMA): the positions span rows, each computed from the tile's first,
+// and the last of the 3 tiles starts at position 10, computing 2 of its
+// neighbour's positions again. A residual Add is folded into the transpose,
 // which reads the position-major result and the residual (the tile is not
 // the residual's layout).
 // CHECK-LABEL: func.func @four_by_four_residual
@@ -71,12 +73,17 @@ func.func @seven_by_seven_relu(%x: tensor<2x16x7x7xf32>, %b: tensor<32xf32>) -> 
 // CHECK: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2 * 4 + d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>]
 // CHECK: arith.addf
 // AVX2-LABEL: func.func @four_by_four_residual
-// AVX2: nn.constant dense<2.500000e-01> : tensor<2x72x8xf32>
+// AVX2: nn.constant dense<2.500000e-01> : tensor<1x72x16xf32>
 // AVX2: exec.launch @k0_conv({{.*}}) {{.*}} -> tensor<1x16x16xf32>
 // AVX2: func.func private @k0_conv
-// AVX2: scf.forall (%{{.*}}) in (4)
-// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// AVX2: tensor.extract_slice %{{.*}} [1, 8, 8] [1, 1, 1] : tensor<1x16x16xf32> to tensor<8x8xf32>
+// AVX2: scf.forall (%{{.*}}) in (3)
+// AVX2: %[[P0:.*]] = arith.minui %{{.*}}, %c10 : index
+// AVX2: %[[LAST:.*]] = arith.addi %[[P0]], %c5{{.*}} : index
+// AVX2: arith.divui %[[LAST]], %c4{{.*}} : index
+// AVX2: arith.remui %[[LAST]], %c4{{.*}} : index
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2-COUNT-6: tensor.extract %arg0
+// AVX2: tensor.extract_slice %{{.*}}[%{{.*}}, %[[P0]], %{{.*}}] [1, 6, 16] [1, 1, 1] : tensor<1x16x16xf32> to tensor<6x16xf32>
 func.func @four_by_four_residual(%x: tensor<1x8x4x4xf32>, %r: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
   %w = nn.constant dense<0.25> : tensor<16x8x3x3xf32>
   %0 = nn.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x8x4x4xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
