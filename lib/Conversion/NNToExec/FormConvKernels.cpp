@@ -332,28 +332,20 @@ LogicalResult lowerImplicitGemmConvolution(nn::ConvOp conv, const ConvEpilogue &
   if (failed(launch))
     return failure();
   InputCopies::Target target = copies.targetOf(resultAfter(conv, epilogue));
-  Value result;
-  if (!target.next && !epilogue.residual) {
-    FailureOr<exec::LaunchOp> transposed = transposeKernel(conv, symbols, launch->getResult(0), {0, 2, 1});
-    if (failed(transposed))
-      return failure();
-    result = exec::ViewOp::create(b, loc, out, transposed->getResult(0));
-  } else {
-    auto [residual, residualFrame] = copies.residualFrame(epilogue.residual);
-    SmallVector<Value> transposeOperands{launch->getResult(0)};
-    if (residual)
-      transposeOperands.push_back(residual);
-    std::optional<std::pair<double, double>> transposeClamp = epilogue.residual ? epilogue.clamp : std::nullopt;
-    auto transposed = outlineKernel(
-        conv, symbols, "transpose", transposeOperands, TypeRange{target.next ? Type(target.copy) : Type(out)},
-        [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
-          return SmallVector<Value>{buildTransposeEpilogue(kb, loc, conv, args[0], residual ? args[1] : Value(),
-                                                           residualFrame, transposeClamp, inits[0], target.frame)};
-        });
-    if (failed(transposed))
-      return failure();
-    result = copies.written(b, loc, target, transposed->getResult(0));
-  }
+  auto [residual, residualFrame] = copies.residualFrame(epilogue.residual);
+  SmallVector<Value> transposeOperands{launch->getResult(0)};
+  if (residual)
+    transposeOperands.push_back(residual);
+  std::optional<std::pair<double, double>> transposeClamp = epilogue.residual ? epilogue.clamp : std::nullopt;
+  auto transposed = outlineKernel(
+      conv, symbols, "transpose", transposeOperands, TypeRange{target.next ? Type(target.copy) : Type(out)},
+      [&](OpBuilder &kb, ValueRange args, ValueRange inits) -> FailureOr<SmallVector<Value>> {
+        return SmallVector<Value>{buildTransposeEpilogue(kb, loc, conv, args[0], residual ? args[1] : Value(),
+                                                         residualFrame, transposeClamp, inits[0], target.frame)};
+      });
+  if (failed(transposed))
+    return failure();
+  Value result = copies.written(b, loc, target, transposed->getResult(0));
   copies.folded(epilogue);
   epilogue.replaceConvAndOps(conv, result);
   if (oldWeights && oldWeights->use_empty())

@@ -218,11 +218,105 @@ Value buildImplicitGemmInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Va
   return copyWithZeroBorder(b, loc, x, init, paddingOf(conv));
 }
 
+namespace {
+
+/// Positions and channels of a transpose block: an 8 x 8 block is eight
+/// vectors of AVX2 (half vectors on AVX-512) and transposes in 24 shuffles.
+constexpr int64_t kTransposeBlock = 8;
+
+/// Whether the transpose goes by blocks: rows of at least a block (the
+/// narrower 7x7 and 4x4 planes keep the generic, whose reads gather).
+bool transposesByBlocks(ArrayRef<int64_t> shape) {
+  return shape[3] >= kTransposeBlock && shape[1] % kTransposeBlock == 0;
+}
+
+/// `rows` (8 vectors of 8) transposed: the unpack, shuffle and 128-bit
+/// permute steps of the x86 8 x 8 transpose, as vector.shuffle.
+SmallVector<Value> transpose8x8(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
+  auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
+    return vector::ShuffleOp::create(b, loc, x, y, mask);
+  };
+  SmallVector<Value> t, s(8), out(8);
+  for (int64_t i = 0; i < 8; i += 2) {
+    t.push_back(shuffle(rows[i], rows[i + 1], {0, 8, 1, 9, 4, 12, 5, 13}));
+    t.push_back(shuffle(rows[i], rows[i + 1], {2, 10, 3, 11, 6, 14, 7, 15}));
+  }
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t k = 0; k < 2; ++k) {
+      s[4 * h + 2 * k] = shuffle(t[4 * h + k], t[4 * h + 2 + k], {0, 1, 8, 9, 4, 5, 12, 13});
+      s[4 * h + 2 * k + 1] = shuffle(t[4 * h + k], t[4 * h + 2 + k], {2, 3, 10, 11, 6, 7, 14, 15});
+    }
+  for (int64_t j = 0; j < 4; ++j) {
+    out[j] = shuffle(s[j], s[j + 4], {0, 1, 2, 3, 8, 9, 10, 11});
+    out[j + 4] = shuffle(s[j], s[j + 4], {4, 5, 6, 7, 12, 13, 14, 15});
+  }
+  return out;
+}
+
+/// The transpose by blocks into `framed` (zero border already written):
+/// each task reads 8 positions of one output row x 8 channels of the
+/// position-major result (8 vector loads), transposes them in registers,
+/// adds the residual and clamps, and stores 8 runs of 8 columns. A row's
+/// last block starts 8 columns before its end, writing some of its
+/// neighbour's columns again (the same values). The channel block is the
+/// fastest grid coordinate, so that neighbouring tasks read the same lines.
+Value buildBlockedTranspose(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Value byPosition, Value residual,
+                            ArrayRef<int64_t> residualFrame, std::optional<std::pair<double, double>> clamp,
+                            Value framed, ArrayRef<int64_t> frame) {
+  int64_t n = shape[0], m = shape[1], oh = shape[2], ow = shape[3], block = kTransposeBlock;
+  int64_t chunks = llvm::divideCeil(ow, block), blocks = m / block;
+  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(n * oh * chunks * blocks)},
+                                      ValueRange{framed}, std::nullopt);
+  OpBuilder fb = OpBuilder::atBlockBegin(forall.getBody());
+  auto c = [&](int64_t v) { return indexConstant(fb, loc, v); };
+  auto add = [&](Value x, int64_t v) { return v == 0 ? x : arith::AddIOp::create(fb, loc, x, c(v)).getResult(); };
+  SmallVector<Value> coord = gridCoordinates(fb, loc, forall.getInductionVars()[0], {n, oh, chunks, blocks});
+  Value img = coord[0], y = coord[1];
+  Value x0 = arith::MulIOp::create(fb, loc, coord[2], c(block));
+  if (ow % block != 0)
+    x0 = arith::MinUIOp::create(fb, loc, x0, c(ow - block));
+  Value m0 = arith::MulIOp::create(fb, loc, coord[3], c(block));
+  Value p0 = arith::AddIOp::create(fb, loc, arith::MulIOp::create(fb, loc, y, c(ow)), x0);
+  Type f32 = fb.getF32Type();
+  auto vecType = VectorType::get({block}, f32);
+  Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(0));
+  SmallVector<Value> rows;
+  for (int64_t i = 0; i < block; ++i)
+    rows.push_back(vector::TransferReadOp::create(fb, loc, vecType, byPosition, ValueRange{img, add(p0, i), m0}, zero,
+                                                  ArrayRef<bool>{true}));
+  SmallVector<Value> columns = transpose8x8(fb, loc, rows);
+  int64_t rTop = residualFrame.empty() ? 0 : residualFrame[0], rLeft = residualFrame.empty() ? 0 : residualFrame[1];
+  Value tile = emptyTensor(fb, loc, {block, block}, f32);
+  for (int64_t j = 0; j < block; ++j) {
+    Value v = columns[j];
+    if (residual)
+      v = arith::AddFOp::create(fb, loc, v,
+                                vector::TransferReadOp::create(fb, loc, vecType, residual,
+                                                               ValueRange{img, add(m0, j), add(y, rTop), add(x0, rLeft)},
+                                                               zero, ArrayRef<bool>{true}));
+    if (clamp)
+      v = applyClamp(fb, loc, v, *clamp);
+    tile = vector::TransferWriteOp::create(fb, loc, v, tile, ValueRange{c(j), c(0)}, ArrayRef<bool>{true}).getResult();
+  }
+  int64_t top = frame.empty() ? 0 : frame[0], left = frame.empty() ? 0 : frame[1];
+  OpBuilder tb = OpBuilder::atBlockBegin(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> offsets{img, m0, add(y, top), add(x0, left)};
+  SmallVector<OpFoldResult> sizes{tb.getIndexAttr(1), tb.getIndexAttr(block), tb.getIndexAttr(1),
+                                  tb.getIndexAttr(block)};
+  SmallVector<OpFoldResult> ones(4, tb.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(tb, loc, tile, forall.getRegionIterArgs()[0], offsets, sizes, ones);
+  return forall.getResult(0);
+}
+
+} // namespace
+
 Value buildTransposeEpilogue(OpBuilder &b, Location loc, nn::ConvOp conv, Value byPosition, Value residual,
                              ArrayRef<int64_t> residualFrame, std::optional<std::pair<double, double>> clamp,
                              Value init, ArrayRef<int64_t> frame) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(conv.getType()).getShape();
   Value framed = frame.empty() ? init : zeroBorder(b, loc, init, shape, frame);
+  if (transposesByBlocks(shape))
+    return buildBlockedTranspose(b, loc, shape, byPosition, residual, residualFrame, clamp, framed, frame);
   Value interior = frame.empty() ? init : extractInterior(b, loc, framed, shape, frame);
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineExpr> d;

@@ -192,7 +192,10 @@ func.func @shared_result_is_copied(%x: tensor<1x8x16x16xf32>, %w1: tensor<8x8x3x
 
 // An implicit-GEMM kernel's result read by another one alone: the transpose
 // after the first writes the second's padded copy (zeros on the frame, NCHW
-// inside it), and no copy kernel runs between them.
+// inside it), and no copy kernel runs between them. Rows of 12 columns: the
+// transpose goes by 8 x 8 blocks (8 vector loads, 24 shuffles, 8 runs of 8
+// columns stored inside the frame), a row's second block starting at column
+// 4, and 12 rows x 2 blocks x 8 channel blocks tasks.
 // CPU-LABEL: func.func @transpose_writes_next_copy
 // CPU: %[[A:.*]] = exec.launch @k0_conv(%arg0, %{{.*}}) {nodes = "conv1,act1"} : (tensor<1x64x14x14xf32>, {{.*}}) -> tensor<1x144x64xf32>
 // CPU: %[[T:.*]] = exec.launch @k0_transpose(%[[A]]) {nodes = "conv1,act1"} : (tensor<1x144x64xf32>) -> tensor<1x64x16x16xf32>
@@ -200,9 +203,13 @@ func.func @shared_result_is_copied(%x: tensor<1x8x16x16xf32>, %w1: tensor<8x8x3x
 // CPU: exec.launch @k1_conv(%[[T]], %{{.*}}) {nodes = "conv2"} : (tensor<1x64x16x16xf32>, {{.*}}) -> tensor<1x196x64xf32>
 // CPU: func.func private @k0_transpose
 // CPU: linalg.fill
-// CPU: %[[IN:.*]] = tensor.extract_slice %{{.*}}[0, 0, 2, 2] [1, 64, 12, 12] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<1x64x12x12xf32>
-// CPU: %[[G:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x144x64xf32>) outs(%[[IN]] : tensor<1x64x12x12xf32>)
-// CPU: tensor.insert_slice %[[G]] into %{{.*}}[0, 0, 2, 2] [1, 64, 12, 12] [1, 1, 1, 1]
+// CPU: scf.forall (%{{.*}}) in (192)
+// CPU: %[[X0:.*]] = arith.minui %{{.*}}, %c4 : index
+// CPU-COUNT-8: vector.transfer_read %arg0
+// CPU-COUNT-24: vector.shuffle
+// CPU-NOT: vector.shuffle
+// CPU: %[[COL:.*]] = arith.addi %[[X0]], %c2{{.*}} : index
+// CPU: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[COL]]] [1, 8, 1, 8] [1, 1, 1, 1] : tensor<8x8xf32> into tensor<1x64x16x16xf32>
 func.func @transpose_writes_next_copy(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
   %w1 = nn.constant dense<0.5> : tensor<64x64x3x3xf32>
   %w2 = nn.constant dense<0.25> : tensor<64x64x3x3xf32>
@@ -255,12 +262,14 @@ func.func @residual_read_through_frame(%x: tensor<1x8x32x32xf32>, %w1: tensor<8x
 // CPU-NOT: nn.add
 // CPU: return
 // CPU: func.func private @k2_transpose
-// CPU: %[[R:.*]] = tensor.extract_slice %arg1[0, 0, 1, 1] [1, 64, 14, 14] [1, 1, 1, 1] : tensor<1x64x16x16xf32> to tensor<1x64x14x14xf32>
-// CPU: linalg.generic {{.*}} ins(%arg0, %[[R]] : tensor<1x196x64xf32>, tensor<1x64x14x14xf32>)
-// CPU: %[[ZERO:.*]] = arith.constant 0.0
-// CPU-NEXT: %[[SUM:.*]] = arith.addf
-// CPU-NEXT: arith.maximumf %[[SUM]], %[[ZERO]]
-// CPU: tensor.insert_slice %{{.*}}[0, 0, 1, 1] [1, 64, 14, 14] [1, 1, 1, 1]
+// CPU: scf.forall (%{{.*}}) in (224)
+// CPU: %[[X0:.*]] = arith.minui %{{.*}}, %c6 : index
+// CPU-COUNT-8: vector.transfer_read %arg0
+// CPU: %[[RCOL:.*]] = arith.addi %[[X0]], %c1{{.*}} : index
+// CPU-NEXT: %[[R:.*]] = vector.transfer_read %arg1[%{{.*}}, %{{.*}}, %{{.*}}, %[[RCOL]]], %{{.*}} {in_bounds = [true]} : tensor<1x64x16x16xf32>, vector<8xf32>
+// CPU-NEXT: %[[SUM:.*]] = arith.addf %{{.*}}, %[[R]] : vector<8xf32>
+// CPU-NEXT: arith.maximumf %[[SUM]], %{{.*}} : vector<8xf32>
+// CPU: tensor.parallel_insert_slice %{{.*}} [1, 8, 1, 8] [1, 1, 1, 1] : tensor<8x8xf32> into tensor<1x64x16x16xf32>
 func.func @transpose_folds_residual(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
   %w0 = nn.constant dense<1.0> : tensor<64x64x3x3xf32>
   %w1 = nn.constant dense<0.5> : tensor<64x64x3x3xf32>
