@@ -49,7 +49,10 @@ IMPLICIT = "implicit"
 # clip6, clip_minus_inf; nobias (first) drops the Conv's bias.
 CASES = [
     ("3x3_pad1", True, 2, 8, 16, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
-    ("7x7_wide_chunks", True, 1, 3, 32, 20, 57, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
+    # AVX2's direct tiles of one vector x 8 channels load a weight per FMA (directConvIsLoadBound):
+    # the implicit GEMM there, its 49 taps looped by kernel row.
+    ("7x7_wide_chunks", {"x86-64-v3": IMPLICIT, "x86-64-v4": True}, 1, 3, 32, 20, 57, 7, [3, 3, 3, 3], 1,
+     [1, 1], [1, 1]),
     ("depthwise_14", True, 3, 16, 16, 14, 14, 3, [1, 1, 1, 1], 16, [1, 1], [1, 1]),
     ("grouped_uneven_pads", True, 2, 12, 24, 15, 13, 3, [0, 2, 1, 0], 3, [1, 1], [1, 1]),
     ("dilated", True, 1, 6, 5, 9, 40, 3, [2, 2, 2, 2], 1, [2, 2], [1, 1]),
@@ -58,9 +61,9 @@ CASES = [
     ("depthwise_56", True, 2, 32, 32, 56, 56, 3, [1, 1, 1, 1], 32, [1, 1], [1, 1]),
     ("grouped_narrow_chunks", True, 1, 8, 8, 13, 30, 3, [0, 3, 2, 4], 8, [1, 1], [1, 1]),
     ("depthwise_7x7", True, 2, 24, 24, 7, 7, 3, [1, 1, 1, 1], 24, [1, 1], [1, 1]),
-    # 7 columns fill 7 of AVX2's 8 lanes but 7 of AVX-512's 16: there, 16 output channels fill them.
-    ("dense_7x7", {"x86-64-v3": True, "x86-64-v4": IMPLICIT}, 2, 16, 16, 7, 7, 3, [1, 1, 1, 1], 1, [1, 1],
-     [1, 1]),
+    # 7 columns fill 7 of AVX2's 8 lanes but 7 of AVX-512's 16: there, 16 output channels fill them; on
+    # AVX2 the direct tile (one vector x 8 channels) is load-bound: implicit too.
+    ("dense_7x7", IMPLICIT, 2, 16, 16, 7, 7, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
     # Implicit GEMM: ResNet's 4x4 stage entered with stride 2, Relu folded (4 rows x 4 positions x 1
     # vector on AVX-512; 6 positions x 2 vectors on AVX2, spanning rows, the last tile overlapping its
     # neighbour); a residual Add stays a kernel after the transpose; dilation, uneven pads and no bias.
@@ -87,18 +90,22 @@ CASES = [
      [1, 1], "residual+relu"),
     ("direct_beats_implicit_28x28_relu", {"x86-64-v3": IMPLICIT, "x86-64-v4": True}, 1, 32, 32, 28, 28, 3,
      [1, 1, 1, 1], 1, [1, 1], [1, 1], "relu"),
-    # 8 columns on AVX-512 at 64 channels: tiles of 4 positions x 4 vectors, two per row.
-    ("implicit_gemm_two_chunks_per_row", {"x86-64-v3": True, "x86-64-v4": IMPLICIT}, 1, 16, 64, 8, 8, 3,
-     [1, 1, 1, 1], 1, [1, 1], [1, 1]),
+    # 8 columns on AVX-512 at 64 channels: tiles of 4 positions x 4 vectors, two per row (AVX2: its
+    # direct tile is load-bound).
+    ("implicit_gemm_two_chunks_per_row", IMPLICIT, 1, 16, 64, 8, 8, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
     ("implicit_gemm_dilated_uneven_pads_clip6", IMPLICIT, 1, 8, 16, 6, 4, 3, [2, 1, 0, 2], 1, [2, 1], [1, 1],
      "nobias+clip6"),
     ("7x7_wide", True, 1, 2, 8, 7, 70, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),
-    ("stem_7x7_stride2", True, 2, 3, 32, 112, 112, 7, [3, 3, 3, 3], 1, [1, 1], [2, 2]),
+    # ResNet's stem: direct on AVX-512 (its phase-split copy); on AVX2 the implicit GEMM, which reads
+    # the padded input by broadcasts at any stride, its kernel rows looped.
+    ("stem_7x7_stride2", {"x86-64-v3": IMPLICIT, "x86-64-v4": True}, 2, 3, 32, 112, 112, 7, [3, 3, 3, 3], 1,
+     [1, 1], [2, 2]),
     ("3x3_stride2", True, 2, 16, 32, 28, 28, 3, [1, 1, 1, 1], 1, [1, 1], [2, 2]),
     # The stride-2 phase split (PhaseSplitCopy.cpp) with an even left pad and an odd width (a part
     # chunk at the row's end), and with no left pad.
     ("stride2_even_left_pad_odd_width", True, 1, 4, 8, 21, 45, 5, [2, 2, 2, 2], 1, [1, 1], [2, 2]),
-    ("stride2_no_left_pad", True, 2, 8, 16, 15, 37, 3, [1, 0, 1, 1], 1, [1, 1], [2, 2]),
+    ("stride2_no_left_pad", {"x86-64-v3": IMPLICIT, "x86-64-v4": True}, 2, 8, 16, 15, 37, 3, [1, 0, 1, 1], 1,
+     [1, 1], [2, 2]),
     ("stride3x2_dilated_groups", True, 1, 8, 16, 30, 61, 3, [0, 1, 2, 1], 2, [2, 1], [3, 2]),
     ("column_stride_only", True, 1, 4, 8, 40, 40, 3, [1, 1, 1, 1], 1, [1, 1], [1, 2]),
     ("depthwise_stride2", True, 2, 16, 16, 56, 56, 3, [1, 1, 1, 1], 16, [1, 1], [2, 2]),

@@ -215,6 +215,11 @@ double directConvLaneFill(nn::ConvOp conv, const VectorUnit &unit) {
   return t ? static_cast<double>(t->columns) / static_cast<double>(t->vectors * t->lanes) : 0.0;
 }
 
+bool directConvIsLoadBound(nn::ConvOp conv, const VectorUnit &unit) {
+  std::optional<Tiling> t = chooseTiling(windowOf(conv), unit);
+  return t && t->rows * t->vectors + t->channels > t->channels * t->rows * t->vectors;
+}
+
 bool rowsFillVectors(int64_t width, const VectorUnit &unit) {
   return chooseRowChunk(width, unit.lanes, minColumns(unit)) != 0;
 }

@@ -34,9 +34,12 @@ using namespace mlir;
 namespace nncc {
 namespace {
 
+/// Kernel taps of one window, at most (as for direct kernels).
+constexpr int64_t kMaxTaps = 64;
 /// Kernel taps unrolled into the reduction loop's body, at most (as for
-/// direct kernels: larger windows made LLVM hoist and spill broadcasts).
-constexpr int64_t kMaxTaps = 16;
+/// direct kernels: larger windows made LLVM hoist and spill broadcasts);
+/// larger windows loop over their kernel rows.
+constexpr int64_t kMaxUnrolledTaps = 16;
 
 SmallVector<int64_t> paddingOf(nn::ConvOp conv) {
   auto in = cast<RankedTensorType>(conv.getInput().getType());
@@ -53,15 +56,21 @@ SmallVector<int64_t> paddingOf(nn::ConvOp conv) {
 /// FMA lanes per output element against two vector FMAs per cycle (the
 /// units of sgemmTransposedIsCheaper): the direct kernel leaves
 /// C*KH*KW*(1/f - 1) of them idle; the implicit one fills every lane (M is a
-/// multiple of L) but its position-major result costs the transpose, where
-/// each element leaves its vector by a lane extract and a scalar store (no
-/// scatters): two cycles, 4L. ResNet's 14x14 stage (C = 64, f = 7/8): 82
-/// idle against 64, implicit; its 28x28 one and the stride-2 convolution
-/// into the 14x14 one (C = 32): 41, direct; a 7x7 stem (C = 3): 21, direct.
+/// multiple of L) but its position-major result costs the transpose, counted
+/// as the generic one's lane extract and scalar store an element (no
+/// scatters): two cycles, 4L (the 8 x 8 blocks of rows of 8+ columns cost
+/// less, which this does not count yet). ResNet's 14x14 stage (C = 64,
+/// f = 7/8): 82 idle against 64, implicit; its 28x28 one and the stride-2
+/// convolution into the 14x14 one (C = 32): 41, direct. Beside a direct
+/// kernel that issues more loads than FMAs (directConvIsLoadBound: AVX2's
+/// tiles of 8 columns x 8 channels, ResNet's 7x7 stem over 56 columns),
+/// whose implicit tiles are FMA-bound: implicit.
 bool implicitBeatsDirect(nn::ConvOp conv, const VectorUnit &unit, int64_t outWidth) {
   double fill = directConvLaneFill(conv, unit);
   if (fill == 0)
     return !rowsFillVectors(outWidth, unit);
+  if (directConvIsLoadBound(conv, unit))
+    return true;
   if (fill >= 1)
     return false;
   auto w = cast<RankedTensorType>(conv.getWeight().getType()).getShape();
@@ -417,26 +426,57 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
   Value zeroVector = arith::ConstantOp::create(fb, loc, DenseElementsAttr::get(vecType, fb.getF32FloatAttr(0)));
   Value zero = arith::ConstantOp::create(fb, loc, fb.getF32FloatAttr(0));
   SmallVector<Value> initial(positions * t.vectors, zeroVector);
+  // One kernel row's taps: `rowOf(j)` is position j's padded input row,
+  // `tapOf(kx)` the weights' tap index.
+  auto kernelRow = [&](OpBuilder &lb, Location l, Value ci, function_ref<Value(int64_t)> rowOf,
+                       function_ref<Value(int64_t)> tapOf, SmallVector<Value> &acc) {
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      Value tap = tapOf(kx);
+      SmallVector<Value> weight;
+      for (int64_t v = 0; v < t.vectors; ++v)
+        weight.push_back(vector::TransferReadOp::create(lb, l, vecType, weights,
+                                                        ValueRange{mb, tap, indexConstant(lb, l, v * t.lanes)}, zero,
+                                                        ArrayRef<bool>{true}));
+      for (int64_t j = 0; j < positions; ++j) {
+        Value value = tensor::ExtractOp::create(lb, l, xPadded, ValueRange{img, ci, rowOf(j), cols[kx][j]});
+        Value splat = vector::BroadcastOp::create(lb, l, vecType, value);
+        for (int64_t v = 0; v < t.vectors; ++v)
+          acc[j * t.vectors + v] = vector::FMAOp::create(lb, l, splat, weight[v], acc[j * t.vectors + v]);
+      }
+    }
+  };
   auto sums = scf::ForOp::create(
       fb, loc, c(0), c(channels), c(1), initial, [&](OpBuilder &lb, Location l, Value ci, ValueRange accs) {
         SmallVector<Value> acc(accs);
         Value tap0 = arith::MulIOp::create(lb, l, ci, indexConstant(lb, l, kh * kw));
-        for (int64_t ky = 0; ky < kh; ++ky)
-          for (int64_t kx = 0; kx < kw; ++kx) {
-            Value tap = arith::AddIOp::create(lb, l, tap0, indexConstant(lb, l, ky * kw + kx));
-            SmallVector<Value> weight;
-            for (int64_t v = 0; v < t.vectors; ++v)
-              weight.push_back(vector::TransferReadOp::create(lb, l, vecType, weights,
-                                                              ValueRange{mb, tap, indexConstant(lb, l, v * t.lanes)},
-                                                              zero, ArrayRef<bool>{true}));
-            for (int64_t j = 0; j < positions; ++j) {
-              Value value = tensor::ExtractOp::create(lb, l, xPadded, ValueRange{img, ci, rows[ky][j], cols[kx][j]});
-              Value splat = vector::BroadcastOp::create(lb, l, vecType, value);
-              for (int64_t v = 0; v < t.vectors; ++v)
-                acc[j * t.vectors + v] = vector::FMAOp::create(lb, l, splat, weight[v], acc[j * t.vectors + v]);
-            }
-          }
-        scf::YieldOp::create(lb, l, acc);
+        if (kh * kw <= kMaxUnrolledTaps) {
+          for (int64_t ky = 0; ky < kh; ++ky)
+            kernelRow(
+                lb, l, ci, [&](int64_t j) { return rows[ky][j]; },
+                [&](int64_t kx) {
+                  return arith::AddIOp::create(lb, l, tap0, indexConstant(lb, l, ky * kw + kx)).getResult();
+                },
+                acc);
+          scf::YieldOp::create(lb, l, acc);
+          return;
+        }
+        // Larger windows loop over their kernel rows, the row's taps unrolled.
+        auto perRow = scf::ForOp::create(
+            lb, l, indexConstant(lb, l, 0), indexConstant(lb, l, kh), indexConstant(lb, l, 1), acc,
+            [&](OpBuilder &rb, Location rl, Value ky, ValueRange rowAccs) {
+              SmallVector<Value> rowAcc(rowAccs);
+              Value rowTap0 = arith::AddIOp::create(
+                  rb, rl, tap0, arith::MulIOp::create(rb, rl, ky, indexConstant(rb, rl, kw)));
+              Value dy = arith::MulIOp::create(rb, rl, ky, indexConstant(rb, rl, dilations[0]));
+              kernelRow(
+                  rb, rl, ci, [&](int64_t j) { return arith::AddIOp::create(rb, rl, rows[0][j], dy).getResult(); },
+                  [&](int64_t kx) {
+                    return arith::AddIOp::create(rb, rl, rowTap0, indexConstant(rb, rl, kx)).getResult();
+                  },
+                  rowAcc);
+              scf::YieldOp::create(rb, rl, rowAcc);
+            });
+        scf::YieldOp::create(lb, l, perRow.getResults());
       });
 
   // The bias and the clamp in registers, in ONNX order.
