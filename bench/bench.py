@@ -165,18 +165,23 @@ AVX2_GLIBC_TUNABLES = ("glibc.cpu.hwcaps=-AVX512F,-AVX512CD,-AVX512BW,-AVX512DQ,
                        "-AVX512_VBMI,-AVX512_VBMI2,-AVX512_VNNI,-AVX512_FP16")
 
 
-def masked_isa(nncc, nncc_run, zoo_dir):
-    """The vector ISA that --cpu=native resolves to under the CPUID mask, read
-    from a module compiled with it; exits if AVX-512 shows through."""
+def save_relu_model(path):
+    """A one-op model, Relu on 16 floats: the harness floor and the CPUID probe."""
     import onnx
     from onnx import TensorProto, helper
-    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "probe",
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
+    onnx.save(m, path)
+
+
+def masked_isa(nncc, nncc_run, zoo_dir):
+    """The vector ISA that --cpu=native resolves to under the CPUID mask, read
+    from a module compiled with it; exits if AVX-512 shows through."""
     probe = os.path.join(zoo_dir, "cpuid_probe")
-    onnx.save(m, probe + ".onnx")
+    save_relu_model(probe + ".onnx")
     r = sh([nncc, probe + ".onnx", "-o", probe + ".so", "--cpu=native"])
     info = sh([nncc_run, "--info", probe + ".so"])
     needs = re.search(r"needs ([^)]*)\)", info.stdout)
@@ -619,15 +624,8 @@ def main():
     # Harness floor: a one-op model (Relu on 16 floats) through both harnesses.
     calib = {}
     try:
-        import onnx
-        from onnx import TensorProto, helper
-        g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "floor",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16])])
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-        m.ir_version = 8
         fp = os.path.join(zoo_dir, "floor.onnx")
-        onnx.save(m, fp)
+        save_relu_model(fp)
         c = compile_model(nncc, fp, os.path.join(zoo_dir, "floor.so"), os.path.join(zoo_dir, "floor.stats.json"))
         make_inputs({"inputs": [{"name": "x", "dims": [1, 16]}]}, os.path.join(out, "in", "floor"))
         if "error" not in c:
