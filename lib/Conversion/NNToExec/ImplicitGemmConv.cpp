@@ -412,9 +412,11 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
       outCol.push_back(arith::RemUIOp::create(fb, loc, p, c(ow)));
     }
   }
-  // Padded input coordinates of position j's tap (ky, kx).
+  // Padded input coordinates of position j's tap (ky, kx); windows whose
+  // kernel rows loop (below) need the first row's only.
+  bool rowsLoop = kh * kw > kMaxUnrolledTaps;
   SmallVector<SmallVector<Value>> rows(kh), cols(kw);
-  for (int64_t ky = 0; ky < kh; ++ky)
+  for (int64_t ky = 0; ky < (rowsLoop ? 1 : kh); ++ky)
     for (int64_t j = 0; j < positions; ++j)
       rows[ky].push_back(arith::AddIOp::create(
           fb, loc, arith::MulIOp::create(fb, loc, outRow[j], c(strides[0])), c(ky * dilations[0])));
@@ -449,7 +451,7 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
       fb, loc, c(0), c(channels), c(1), initial, [&](OpBuilder &lb, Location l, Value ci, ValueRange accs) {
         SmallVector<Value> acc(accs);
         Value tap0 = arith::MulIOp::create(lb, l, ci, indexConstant(lb, l, kh * kw));
-        if (kh * kw <= kMaxUnrolledTaps) {
+        if (!rowsLoop) {
           for (int64_t ky = 0; ky < kh; ++ky)
             kernelRow(
                 lb, l, ci, [&](int64_t j) { return rows[ky][j]; },
