@@ -190,7 +190,7 @@ def masked_isa(nncc, nncc_run, zoo_dir):
     features = needs.group(1).split(",")
     if any(f.startswith("avx512") for f in features):
         sys.exit("bench: --as-avx2: AVX-512 still shows through the CPUID mask: " + ",".join(features))
-    return [f for f in ("avx2", "fma", "avx512f") if f in features]
+    return [f for f in ("avx2", "fma") if f in features]
 
 
 def sgemm_rate(bin_dir):
@@ -578,8 +578,9 @@ def main():
         # Before any child starts: every process (the compiler, both engines, the
         # sgemm probe) sees an AVX2 CPU. GLIBC_TUNABLES does the same for glibc's
         # string functions, which choose their variants before the preload runs.
-        os.environ["LD_PRELOAD"] = os.path.join(os.path.abspath(args.bin_dir), "cpuid_as_avx2.so")
-        os.environ["GLIBC_TUNABLES"] = AVX2_GLIBC_TUNABLES
+        shim = os.path.join(os.path.abspath(args.bin_dir), "cpuid_as_avx2.so")
+        os.environ["LD_PRELOAD"] = ":".join(filter(None, [shim, os.environ.get("LD_PRELOAD")]))
+        os.environ["GLIBC_TUNABLES"] = ":".join(filter(None, [AVX2_GLIBC_TUNABLES, os.environ.get("GLIBC_TUNABLES")]))
 
     t_start = args.started or time.time()
     out = os.path.abspath(args.out)

@@ -11,11 +11,14 @@
 // variants before this library loads; run.sh masks those through GLIBC_TUNABLES.
 //
 // The program's own SIGSEGV handlers (node installs one for WebAssembly traps) are kept in
-// `programAction` and called for every fault that is not a CPUID.
+// `programAction` and called for every fault that is not a CPUID. A tool for benchmarks, not a
+// general one: sigaction and signal are interposed, not sigset, rt_sigaction or masks that block
+// SIGSEGV, and `programAction` is set without a lock (the programs here set it once, at start).
 #define _GNU_SOURCE
 #include <asm/prctl.h>
 #include <cpuid.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +36,8 @@ static long setCpuidEnabled(int enabled) { return syscall(SYS_arch_prctl, ARCH_S
 #define BIT(n) (1u << (n))
 
 /// CPUID leaf 7 as an AVX2 machine shows it: AVX-512 F/DQ/IFMA/PF/ER/CD/BW/VL, VBMI, VBMI2,
-/// VNNI, BITALG, VPOPCNTDQ, 4VNNIW, 4FMAPS, VP2INTERSECT, FP16, AMX, AVX-VNNI and BF16 cleared.
+/// VNNI, BITALG, VPOPCNTDQ, 4VNNIW, 4FMAPS, VP2INTERSECT, FP16, AMX, AVX-VNNI, BF16 and AVX10
+/// cleared.
 static void maskLeaf7(unsigned subleaf, unsigned *a, unsigned *b, unsigned *c, unsigned *d) {
   if (subleaf == 0) {
     *b &= ~(BIT(16) | BIT(17) | BIT(21) | BIT(26) | BIT(27) | BIT(28) | BIT(30) | BIT(31));
@@ -41,21 +45,29 @@ static void maskLeaf7(unsigned subleaf, unsigned *a, unsigned *b, unsigned *c, u
     *d &= ~(BIT(2) | BIT(3) | BIT(8) | BIT(22) | BIT(23) | BIT(24) | BIT(25));
   } else if (subleaf == 1) {
     *a &= ~(BIT(4) | BIT(5));
+    *d &= ~BIT(19); // AVX10, which implies AVX-512 on the cores that have it
   }
 }
 
+/// What the kernel would have done without this library: the default action
+/// (terminate), raised here so that a SIGSEGV sent by kill() is not lost.
+static void takeDefaultAction(int sig) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  realSigaction(sig, &dfl, NULL);
+  raise(sig);
+}
+
 static void passToProgram(int sig, siginfo_t *info, void *context) {
-  if (programAction.sa_flags & SA_SIGINFO) {
+  if (programAction.sa_flags & SA_SIGINFO)
     programAction.sa_sigaction(sig, info, context);
-  } else if (programAction.sa_handler == SIG_DFL) {
-    // Returning re-executes the faulting instruction, which now takes the default action.
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    realSigaction(sig, &dfl, NULL);
-  } else if (programAction.sa_handler != SIG_IGN) {
+  else if (programAction.sa_handler == SIG_DFL)
+    takeDefaultAction(sig);
+  else if (programAction.sa_handler != SIG_IGN)
     programAction.sa_handler(sig);
-  }
+  else if (info->si_code == SI_KERNEL || info->si_code > 0)
+    takeDefaultAction(sig); // an ignored fault would run again forever; the kernel kills
 }
 
 static void onSegv(int sig, siginfo_t *info, void *context) {
@@ -67,9 +79,11 @@ static void onSegv(int sig, siginfo_t *info, void *context) {
   }
   unsigned leaf = (unsigned)regs[REG_RAX], subleaf = (unsigned)regs[REG_RCX];
   unsigned a, b, c, d;
+  int savedErrno = errno;
   setCpuidEnabled(1);
   __cpuid_count(leaf, subleaf, a, b, c, d);
   setCpuidEnabled(0);
+  errno = savedErrno;
   if (leaf == 7)
     maskLeaf7(subleaf, &a, &b, &c, &d);
   regs[REG_RAX] = a;
@@ -80,6 +94,8 @@ static void onSegv(int sig, siginfo_t *info, void *context) {
 }
 
 int sigaction(int sig, const struct sigaction *action, struct sigaction *old) {
+  if (!realSigaction) // another library's constructor, before ours
+    realSigaction = (SigactionFn)dlsym(RTLD_NEXT, "sigaction");
   if (sig != SIGSEGV)
     return realSigaction(sig, action, old);
   if (old)
@@ -100,7 +116,8 @@ sighandler_t signal(int sig, sighandler_t handler) {
 }
 
 __attribute__((constructor)) static void maskAvx512(void) {
-  realSigaction = (SigactionFn)dlsym(RTLD_NEXT, "sigaction");
+  if (!realSigaction)
+    realSigaction = (SigactionFn)dlsym(RTLD_NEXT, "sigaction");
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = onSegv;

@@ -41,7 +41,9 @@ CXX="${CXX:-c++}"; CC="${CC:-cc}"
   -L"$BUILD_DIR/lib" -lnncc_runtime -Wl,-rpath,"$BUILD_DIR/lib" -o "$OUT/bin/nncc_bench"
 "$CC" -O2 -Wall -I"$ROOT/include" "$ROOT/bench/sgemm.c" -L"$BUILD_DIR/lib" -lnncc_runtime \
   -Wl,-rpath,"$BUILD_DIR/lib" -ldl -o "$OUT/bin/sgemm"
-"$CC" -O2 -Wall -shared -fPIC "$ROOT/bench/cpuid_as_avx2.c" -ldl -o "$OUT/bin/cpuid_as_avx2.so"
+if [[ " $* " == *" --as-avx2 "* ]]; then
+  "$CC" -O2 -Wall -shared -fPIC "$ROOT/bench/cpuid_as_avx2.c" -ldl -o "$OUT/bin/cpuid_as_avx2.so"
+fi
 
 step "benchmark"
 # onnxruntime picks its GEMM kernels by CPU detection; so does OpenBLAS,

@@ -93,6 +93,8 @@ CASES = [
     # 8 columns on AVX-512 at 64 channels: tiles of 4 positions x 4 vectors, two per row (AVX2: its
     # direct tile is load-bound).
     ("implicit_gemm_two_chunks_per_row", IMPLICIT, 1, 16, 64, 8, 8, 3, [1, 1, 1, 1], 1, [1, 1], [1, 1]),
+    # 25 taps: the kernel rows loop (past 16 taps), with dilation 2.
+    ("implicit_gemm_looped_rows_dilated", IMPLICIT, 1, 8, 16, 8, 8, 5, [4, 4, 4, 4], 1, [2, 2], [1, 1]),
     ("implicit_gemm_dilated_uneven_pads_clip6", IMPLICIT, 1, 8, 16, 6, 4, 3, [2, 1, 0, 2], 1, [2, 1], [1, 1],
      "nobias+clip6"),
     ("7x7_wide", True, 1, 2, 8, 7, 70, 7, [3, 3, 3, 3], 1, [1, 1], [1, 1]),

@@ -40,7 +40,8 @@ double directConvLaneFill(nn::ConvOp conv, const VectorUnit &unit);
 /// True when the direct kernel of `conv` issues more loads than FMAs per
 /// tap: tiles of one row of one vector, each FMA waiting for its own
 /// broadcast weight (AVX2's 8-column tiles of 8 channels, such as ResNet's
-/// 7x7 stem over 56 columns: 9 loads per 8 FMAs on two load ports).
+/// 7x7 stem over 56 columns: 9 loads per 8 FMAs on two load ports; on
+/// AVX-512, one-vector tiles of planes of an odd height).
 bool directConvIsLoadBound(nn::ConvOp conv, const VectorUnit &unit);
 
 /// True when output rows `width` wide split into chunks of at least 3/4 of

@@ -1,5 +1,6 @@
 /// Implicit-GEMM convolutions for the CPU: output channels in the vector
-/// lanes, for the small output planes a direct kernel cannot fill.
+/// lanes, for the small output planes a direct kernel cannot fill (and the
+/// planes whose direct tiles would wait on their loads).
 ///
 /// A direct convolution (DirectConv.cpp) puts output columns in the lanes,
 /// which needs rows of at least 3/4 of a vector; narrower planes (ResNet's
@@ -191,7 +192,8 @@ std::optional<ImplicitGemmTiling> implicitGemmTiling(nn::ConvOp conv, const Vect
   std::optional<ImplicitGemmTiling> best;
   std::tuple<double, int64_t, int64_t> bestRank;
   for (int64_t vectors : {1, 2, 4})
-    for (int64_t positions = 1; positions <= plane; ++positions) {
+    for (int64_t positions = 1; positions <= std::min(plane, implicitGemmAccumulators(unit, vectors) / vectors);
+         ++positions) {
       int64_t accumulators = positions * vectors;
       if ((m / lanes) % vectors != 0 || accumulators > implicitGemmAccumulators(unit, vectors) ||
           (!followsRows(positions, oh, ow) && positions > kMaxUnalignedPositions))
@@ -267,7 +269,8 @@ SmallVector<Value> transpose8x8(OpBuilder &b, Location loc, ArrayRef<Value> rows
 /// position-major result (8 vector loads), transposes them in registers,
 /// adds the residual and clamps, and stores 8 runs of 8 columns. A row's
 /// last block starts 8 columns before its end, writing some of its
-/// neighbour's columns again (the same values). The channel block is the
+/// neighbour's columns again (the same values, as the overlapping tiles of
+/// buildImplicitGemmConvolution). The channel block is the
 /// fastest grid coordinate, so that neighbouring tasks read the same lines.
 Value buildBlockedTranspose(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Value byPosition, Value residual,
                             ArrayRef<int64_t> residualFrame, std::optional<std::pair<double, double>> clamp,
@@ -391,6 +394,10 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
     std::swap(coord[0], coord[1]);
   Value img = coord[0], mb = coord[1];
   // The tile's first position; a plane's last tile ends at the plane's end.
+  // Its parallel_insert_slice then overlaps its neighbour's with the same
+  // values: after bufferization, plain stores of equal values (MLIR leaves
+  // overlapping inserts unspecified; e2e.direct-conv checks the result on
+  // a NaN-filled arena).
   Value p0 = arith::MulIOp::create(fb, loc, coord[2], c(positions));
   if (plane % positions != 0)
     p0 = arith::MinUIOp::create(fb, loc, p0, c(plane - positions));

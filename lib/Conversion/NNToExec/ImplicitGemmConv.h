@@ -25,10 +25,11 @@ struct ImplicitGemmTiling {
 
 /// The tiling of `conv` as an implicit GEMM on `unit`, or none: an ungrouped
 /// 2-D f32 convolution with constant weights, static shapes, a window of at
-/// most 16 taps (1x1 ones included), output channels in whole vectors and
-/// output rows too narrow for a direct kernel's lanes (rowsFillVectors) or
+/// most 64 taps (1x1 ones included), output channels in whole vectors and
+/// output rows too narrow for a direct kernel's lanes (rowsFillVectors),
 /// filling them so partly that the idle lanes cost more than the transpose
-/// after this kernel (implicitBeatsDirect), with a tile of at least 4
+/// after this kernel, or a direct tile that issues more loads than FMAs
+/// (implicitBeatsDirect), with a tile of at least 4
 /// accumulators. The tile a cycle model says is cheapest (implicitGemmCycles:
 /// FMAs, loads, FMA latency, the positions a plane's overlapping last tile
 /// computes again, and the weight stream a channel block's first tile waits
@@ -69,7 +70,9 @@ mlir::Value buildImplicitGemmConvolution(mlir::OpBuilder &b, mlir::Location loc,
 /// kernel wrote for a convolution, see InputCopies) and then clamped to
 /// `clamp` when set, inside a zero `frame` of `init` (a later convolution's
 /// padded input copy, its inputCopyFrame or implicitGemmInputFrame; `init`
-/// is the plain result when `frame` is empty), each element written once.
+/// is the plain result when `frame` is empty). By 8 x 8 blocks where rows
+/// have 8+ columns (a row's last block writes some of its neighbour's
+/// columns again, the same values), else each element written once.
 mlir::Value buildTransposeEpilogue(mlir::OpBuilder &b, mlir::Location loc, nn::ConvOp conv, mlir::Value byPosition,
                                    mlir::Value residual, llvm::ArrayRef<int64_t> residualFrame,
                                    std::optional<std::pair<double, double>> clamp, mlir::Value init,
