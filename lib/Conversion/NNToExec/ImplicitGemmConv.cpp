@@ -231,6 +231,19 @@ Value buildImplicitGemmInputCopy(OpBuilder &b, Location loc, nn::ConvOp conv, Va
 
 namespace {
 
+/// The first index of tile `chunk` of `size` along an extent that `size`
+/// may not divide: the last tile starts `size` before the extent's end,
+/// computing some of its neighbour's elements again (the same values; the
+/// overlapping parallel_insert_slices are then plain stores of equal values
+/// after bufferization, where MLIR leaves overlapping inserts unspecified:
+/// e2e.direct-conv checks the result on a NaN-filled arena).
+Value overlappingTileStart(OpBuilder &b, Location loc, Value chunk, int64_t size, int64_t extent) {
+  Value start = arith::MulIOp::create(b, loc, chunk, indexConstant(b, loc, size));
+  if (extent % size == 0)
+    return start;
+  return arith::MinUIOp::create(b, loc, start, indexConstant(b, loc, extent - size));
+}
+
 /// Positions and channels of a transpose block: an 8 x 8 block is eight
 /// vectors of AVX2 (half vectors on AVX-512) and transposes in 24 shuffles.
 constexpr int64_t kTransposeBlock = 8;
@@ -269,8 +282,7 @@ SmallVector<Value> transpose8x8(OpBuilder &b, Location loc, ArrayRef<Value> rows
 /// position-major result (8 vector loads), transposes them in registers,
 /// adds the residual and clamps, and stores 8 runs of 8 columns. A row's
 /// last block starts 8 columns before its end, writing some of its
-/// neighbour's columns again (the same values, as the overlapping tiles of
-/// buildImplicitGemmConvolution). The channel block is the
+/// neighbour's columns again (overlappingTileStart). The channel block is the
 /// fastest grid coordinate, so that neighbouring tasks read the same lines.
 Value buildBlockedTranspose(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Value byPosition, Value residual,
                             ArrayRef<int64_t> residualFrame, std::optional<std::pair<double, double>> clamp,
@@ -284,9 +296,7 @@ Value buildBlockedTranspose(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   auto add = [&](Value x, int64_t v) { return v == 0 ? x : arith::AddIOp::create(fb, loc, x, c(v)).getResult(); };
   SmallVector<Value> coord = gridCoordinates(fb, loc, forall.getInductionVars()[0], {n, oh, chunks, blocks});
   Value img = coord[0], y = coord[1];
-  Value x0 = arith::MulIOp::create(fb, loc, coord[2], c(block));
-  if (ow % block != 0)
-    x0 = arith::MinUIOp::create(fb, loc, x0, c(ow - block));
+  Value x0 = overlappingTileStart(fb, loc, coord[2], block, ow);
   Value m0 = arith::MulIOp::create(fb, loc, coord[3], c(block));
   Value p0 = arith::AddIOp::create(fb, loc, arith::MulIOp::create(fb, loc, y, c(ow)), x0);
   Type f32 = fb.getF32Type();
@@ -394,13 +404,7 @@ Value buildImplicitGemmConvolution(OpBuilder &b, Location loc, nn::ConvOp conv, 
     std::swap(coord[0], coord[1]);
   Value img = coord[0], mb = coord[1];
   // The tile's first position; a plane's last tile ends at the plane's end.
-  // Its parallel_insert_slice then overlaps its neighbour's with the same
-  // values: after bufferization, plain stores of equal values (MLIR leaves
-  // overlapping inserts unspecified; e2e.direct-conv checks the result on
-  // a NaN-filled arena).
-  Value p0 = arith::MulIOp::create(fb, loc, coord[2], c(positions));
-  if (plane % positions != 0)
-    p0 = arith::MinUIOp::create(fb, loc, p0, c(plane - positions));
+  Value p0 = overlappingTileStart(fb, loc, coord[2], positions, plane);
   // Each position's output row and column: from the first position's by
   // constants when the tile stays in one row or takes whole rows, else each
   // its own.
